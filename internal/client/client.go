@@ -1,0 +1,142 @@
+// Package client talks to the browser profile service over HTTP. It knows
+// nothing of Terraform's types: it takes a configuration, sends GET requests,
+// and returns profiles or typed errors (see errors.go).
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/sync/singleflight"
+)
+
+// Defaults for the tunable settings; the provider documents them.
+const (
+	DefaultMaxRetries      = 5
+	DefaultMinWait         = 1 * time.Second
+	DefaultMaxWait         = 30 * time.Second
+	DefaultTimeout         = 2 * time.Minute
+	DefaultMaxConcurrent   = 8
+	DefaultMaxBodyBytes    = 256 << 20
+	DefaultMaxPages        = 1000
+	responseHeaderTimeout  = 30 * time.Second
+	tlsHandshakeTimeout    = 10 * time.Second
+	maxRedirects           = 5
+)
+
+// Config is everything a Client needs. Zero values take the defaults above.
+type Config struct {
+	BaseURL   *url.URL // already checked by ParseBaseURL
+	Token     string
+	UserAgent string
+
+	MaxRetries        int           // retries after the first attempt; 0 means none
+	MinWait           time.Duration // first back-off wait
+	MaxWait           time.Duration // longest single wait, Retry-After included
+	Timeout           time.Duration // overall deadline of one read, retries and pages included
+	MaxConcurrent     int           // requests in flight at once
+	RequestsPerSecond float64       // 0: no fixed ceiling, adapt to the service's 429s
+	MaxBodyBytes      int64
+	MaxPages          int
+
+	// Transport, when set, replaces the default network transport (tests).
+	Transport http.RoundTripper
+}
+
+// Client is safe for concurrent use; the provider keeps one per configured
+// provider block, so aliased providers never share a token or a rate budget.
+type Client struct {
+	cfg      Config
+	base     *url.URL
+	http     *retryablehttp.Client
+	throttle *throttle
+	flights  singleflight.Group
+}
+
+// New builds a Client. It fails only on a configuration the provider should
+// have refused already.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == nil {
+		return nil, errors.New("client: no base URL")
+	}
+	if cfg.Token == "" || strings.ContainsAny(cfg.Token, " \t\r\n") {
+		return nil, errors.New("client: the token is empty or holds white space")
+	}
+	setDefault(&cfg.MinWait, DefaultMinWait)
+	setDefault(&cfg.MaxWait, DefaultMaxWait)
+	setDefault(&cfg.Timeout, DefaultTimeout)
+	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	setDefault(&cfg.MaxPages, DefaultMaxPages)
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.MinWait > cfg.MaxWait {
+		cfg.MinWait = cfg.MaxWait
+	}
+
+	c := &Client{cfg: cfg, base: cfg.BaseURL}
+	c.throttle = newThrottle(cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
+
+	transport := cfg.Transport
+	if transport == nil {
+		transport = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConnsPerHost:   cfg.MaxConcurrent,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   tlsHandshakeTimeout,
+			ResponseHeaderTimeout: responseHeaderTimeout,
+		}
+	}
+	c.http = &retryablehttp.Client{
+		HTTPClient: &http.Client{
+			Transport:     &throttledTransport{next: transport, throttle: c.throttle},
+			CheckRedirect: c.checkRedirect,
+		},
+		Logger:       nil, // requests are logged through tflog in request.go
+		RetryWaitMin: cfg.MinWait,
+		RetryWaitMax: cfg.MaxWait,
+		RetryMax:     cfg.MaxRetries,
+		CheckRetry:   c.checkRetry,
+		Backoff:      backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	return c, nil
+}
+
+// BaseURL is the address every request goes to.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// checkRedirect follows redirects only on the base address's own scheme, host
+// and port: the token must never reach another host, and Go's default would
+// forward it to subdomains.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if !sameOrigin(c.base, req.URL) {
+		return fmt.Errorf("%w: redirected to %s", ErrOffHost, redactedOrigin(req.URL))
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	return nil
+}
+
+// redactedOrigin names a foreign address without its path or query, which
+// might carry anything.
+func redactedOrigin(u *url.URL) string {
+	return u.Scheme + "://" + u.Host + "/…"
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}

@@ -1,0 +1,232 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Profile is one profile record.
+type Profile struct {
+	Key string          // profile_key, exactly as the service sent it
+	Raw json.RawMessage // the whole record, byte for byte as the service sent it
+}
+
+// The interface document shows no response bodies, so decoding is tolerant:
+// comparable services answer with a bare array, or an envelope that holds the
+// array one or two levels down. The array is the one whose objects carry
+// profile_key. All decoding of bodies lives in this file.
+
+const keyField = "profile_key"
+
+// listKeys are the envelope fields that conventionally hold a list; they are
+// looked at first, and an empty array under one of them is an empty list.
+var listKeys = []string{"data", "profiles", "browsers", "items", "results", "records", "content", "list"}
+
+type listPage struct {
+	profiles []Profile
+	hints    pageHints
+}
+
+// decodeListPage finds the profiles in one page of GET /browsers.
+func decodeListPage(body []byte) (listPage, error) {
+	switch firstByte(body) {
+	case '[':
+		profiles, _, err := decodeArray(body)
+		return listPage{profiles: profiles}, err
+	case '{':
+	default:
+		return listPage{}, shapeError("the body is neither a JSON array nor an object")
+	}
+	top, err := decodeObject(body)
+	if err != nil {
+		return listPage{}, err
+	}
+	var page listPage
+	page.hints.collect(top)
+	profiles, found, err := findArray(top)
+	if err != nil || found {
+		page.profiles = profiles
+		return page, err
+	}
+	for _, name := range orderedKeys(top) {
+		if firstByte(top[name]) != '{' {
+			continue
+		}
+		inner, err := decodeObject(top[name])
+		if err != nil {
+			return listPage{}, err
+		}
+		profiles, found, err := findArray(inner)
+		if err != nil || found {
+			page.hints.collect(inner)
+			page.profiles = profiles
+			return page, err
+		}
+	}
+	return listPage{}, shapeError("no array of objects carrying " + keyField + " was found at the top level or one or two levels down")
+}
+
+// findArray looks through one object's fields for the profile array. An
+// empty array under a conventional list field counts as an empty list.
+func findArray(obj map[string]json.RawMessage) (profiles []Profile, found bool, err error) {
+	emptyList := false
+	for _, name := range orderedKeys(obj) {
+		if firstByte(obj[name]) != '[' {
+			continue
+		}
+		profiles, ok, err := decodeArray(obj[name])
+		if err != nil {
+			return nil, false, fmt.Errorf("in field %q: %w", name, err)
+		}
+		if ok && len(profiles) > 0 {
+			return profiles, true, nil
+		}
+		if ok && slices.Contains(listKeys, name) {
+			emptyList = true
+		}
+	}
+	return nil, emptyList, nil
+}
+
+// decodeArray decodes an array of profile objects. ok is false when the
+// array is not one of profiles (its first element has no profile_key); an
+// empty array is ok.
+func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, false, syntaxError(err)
+	}
+	profiles = make([]Profile, 0, len(elems))
+	for i, elem := range elems {
+		key, has, err := profileKey(elem)
+		if err != nil {
+			return nil, false, shapeError(fmt.Sprintf("element %d: %v", i, err))
+		}
+		if !has {
+			if i == 0 {
+				return nil, false, nil
+			}
+			return nil, false, shapeError(fmt.Sprintf("element %d has no %s although the ones before it do", i, keyField))
+		}
+		profiles = append(profiles, Profile{Key: key, Raw: elem})
+	}
+	return profiles, true, nil
+}
+
+// decodeProfile finds the one profile in a GET /browsers/{key} body: the
+// object itself, or an envelope holding it one or two levels down.
+func decodeProfile(body []byte) (Profile, error) {
+	if firstByte(body) != '{' {
+		return Profile{}, shapeError("the body is not a JSON object")
+	}
+	if p, ok, err := asProfile(body); ok || err != nil {
+		return p, err
+	}
+	// Breadth first: an envelope one level down wins over one two levels down.
+	level := []json.RawMessage{body}
+	for depth := 1; depth <= 2; depth++ {
+		var next []json.RawMessage
+		for _, raw := range level {
+			obj, err := decodeObject(raw)
+			if err != nil {
+				return Profile{}, err
+			}
+			for _, name := range orderedKeys(obj) {
+				if firstByte(obj[name]) != '{' {
+					continue
+				}
+				if p, ok, err := asProfile(obj[name]); ok || err != nil {
+					return p, err
+				}
+				next = append(next, obj[name])
+			}
+		}
+		level = next
+	}
+	return Profile{}, shapeError("no object carrying " + keyField + " was found at the top level or one or two levels down")
+}
+
+func asProfile(raw json.RawMessage) (Profile, bool, error) {
+	key, has, err := profileKey(raw)
+	if err != nil || !has {
+		return Profile{}, false, err
+	}
+	return Profile{Key: key, Raw: raw}, true, nil
+}
+
+// profileKey extracts profile_key from one object. A string is taken as its
+// value; a number as its literal text, since identifiers are stored exactly
+// as returned.
+func profileKey(obj json.RawMessage) (key string, has bool, err error) {
+	if firstByte(obj) != '{' {
+		return "", false, nil
+	}
+	var rec struct {
+		Key json.RawMessage `json:"profile_key"`
+	}
+	if err := json.Unmarshal(obj, &rec); err != nil {
+		return "", false, syntaxError(err)
+	}
+	switch firstByte(rec.Key) {
+	case 0:
+		return "", false, nil
+	case '"':
+		if err := json.Unmarshal(rec.Key, &key); err != nil {
+			return "", false, syntaxError(err)
+		}
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		key = string(rec.Key)
+	default:
+		return "", false, fmt.Errorf("%s is %s, not a string", keyField, rec.Key)
+	}
+	if key == "" {
+		return "", false, fmt.Errorf("%s is empty", keyField)
+	}
+	return key, true, nil
+}
+
+func decodeObject(raw []byte) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, syntaxError(err)
+	}
+	return obj, nil
+}
+
+// orderedKeys returns obj's field names, conventional list fields first, the
+// rest in byte order, so that decoding does not depend on map order.
+func orderedKeys(obj map[string]json.RawMessage) []string {
+	names := make([]string, 0, len(obj))
+	for _, k := range listKeys {
+		if _, ok := obj[k]; ok {
+			names = append(names, k)
+		}
+	}
+	rest := make([]string, 0, len(obj))
+	for k := range obj {
+		if !slices.Contains(listKeys, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
+}
+
+func firstByte(raw []byte) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+// shapeDetail is the decoding problem behind an ErrUnexpectedShape.
+type shapeDetail string
+
+func (s shapeDetail) Error() string { return string(s) }
+
+func shapeError(msg string) error { return shapeDetail(msg) }
+
+func syntaxError(err error) error { return shapeDetail("invalid JSON: " + err.Error()) }

@@ -1,0 +1,118 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+)
+
+// addError turns a client error into the diagnostic the contract promises:
+// a one-line summary, then what was sent (method, path, environment, base
+// address; never the token), what came back, and what to do. attr, when not
+// empty, is the attribute at fault.
+func (d *providerData) addError(diags *diag.Diagnostics, attr path.Path, err error) {
+	summary, advice := d.explain(err)
+	detail := advice
+	var re *client.RequestError
+	if errors.As(err, &re) {
+		detail = d.describe(re) + "\n\n" + advice
+	}
+	if attr.Equal(path.Empty()) {
+		diags.AddError(summary, detail)
+	} else {
+		diags.AddAttributeError(attr, summary, detail)
+	}
+}
+
+func (d *providerData) explain(err error) (summary, advice string) {
+	var re *client.RequestError
+	errors.As(err, &re)
+	switch {
+	case errors.Is(err, client.ErrUnauthorized):
+		return fmt.Sprintf("API token rejected by the %s environment", d.environment), fmt.Sprintf(
+			"The service refused the token. Check that:\n"+
+				"  1. the token was created for the %[1]s environment: a token belongs to one environment and is valid only against its base address, %[2]s;\n"+
+				"  2. it is sent as \"Authorization: Bearer <token>\": set api_token or %[3]s to the token alone, without a \"Bearer \" prefix;\n"+
+				"  3. it has not been revoked and was copied whole (web application: Settings, then API Tokens).",
+			d.environment, d.baseURL, EnvAPIToken)
+	case errors.Is(err, client.ErrNotJSON):
+		return "The base address did not answer with JSON", fmt.Sprintf(
+			"The base address must end in %s and be the API address of the %s environment, not the web application's "+
+				"or another site's. Check base_url (or %s).", client.APIPathSuffix, d.environment, EnvBaseURL)
+	case errors.Is(err, client.ErrRetryAfterTooLong):
+		wait := time.Until(re.RetryAt).Round(time.Second)
+		return "The service asked to retry later", fmt.Sprintf(
+			"The service asked for a pause of %s, longer than the provider waits (max_wait_seconds). "+
+				"Try again after %s (in about %s).", wait, re.RetryAt.UTC().Format(time.RFC3339), wait)
+	case errors.Is(err, client.ErrUnavailable):
+		return "The service was rate limiting or unavailable", "The provider retries 429, 502, 503, 504 and dropped connections, " +
+			"honouring Retry-After and backing off otherwise; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
+	case errors.Is(err, client.ErrTimeout):
+		return "The read timed out", "The read, retries and pages included, did not finish within request_timeout_seconds. " +
+			"Raise request_timeout_seconds, or try again when the service is less busy."
+	case errors.Is(err, client.ErrOffHost):
+		return "Refused to follow a redirect to another host", "The service redirected the request away from the base address's own " +
+			"scheme, host and port. The provider does not follow it, so the token never leaves for another host. " +
+			"Set base_url to the address the API is really served from."
+	case errors.Is(err, client.ErrBodyTooLarge):
+		return "The response is too large", "The body exceeded the provider's size limit. Check that base_url is the API's address."
+	case errors.Is(err, client.ErrUnexpectedShape):
+		return "The response has a shape the provider does not understand", "The body is JSON, but neither a profile nor a list of " +
+			"profiles carrying profile_key was found in it. Check that base_url is the API's address; if it is, please report this with the excerpt above."
+	case errors.Is(err, client.ErrNotFound):
+		return "Not found", "The service answered 404. Check that base_url is the API's address."
+	case errors.Is(err, context.Canceled):
+		return "The read was cancelled", "Terraform cancelled the operation."
+	case re != nil:
+		return fmt.Sprintf("The service answered HTTP %d", re.StatusCode), "The service refused the request; the body excerpt above may say why."
+	}
+	return "Request failed", err.Error()
+}
+
+// describe says what was sent and what came back.
+func (d *providerData) describe(re *client.RequestError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Request: %s %s\nEnvironment: %s\nBase address: %s\n", re.Method, re.URL, d.environment, d.baseURL)
+	switch {
+	case re.StatusCode != 0:
+		fmt.Fprintf(&b, "Response: HTTP %d", re.StatusCode)
+	case re.Cause != nil:
+		fmt.Fprintf(&b, "Response: none (%v)", re.Cause)
+	default:
+		b.WriteString("Response: none")
+	}
+	if re.RequestID != "" {
+		fmt.Fprintf(&b, ", request id %s", re.RequestID)
+	}
+	if re.Attempts > 1 {
+		fmt.Fprintf(&b, ", after %d attempts over %s", re.Attempts, re.Elapsed)
+	}
+	if re.Excerpt != "" {
+		fmt.Fprintf(&b, "\nBody: %s", re.Excerpt)
+	}
+	if re.Cause != nil && re.StatusCode != 0 {
+		fmt.Fprintf(&b, "\nProblem: %v", re.Cause)
+	}
+	return b.String()
+}
+
+// providerDataFrom is the Configure guard shared by the data sources.
+func providerDataFrom(data any, diags *diag.Diagnostics) *providerData {
+	if data == nil {
+		return nil // the provider is not configured yet (validate)
+	}
+	d, ok := data.(*providerData)
+	if !ok {
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider; please report it.", data))
+		return nil
+	}
+	return d
+}

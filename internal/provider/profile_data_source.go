@@ -1,0 +1,115 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+)
+
+var (
+	_ datasource.DataSource              = &ProfileDataSource{}
+	_ datasource.DataSourceWithConfigure = &ProfileDataSource{}
+)
+
+// NewProfileDataSource is browserprofile_profile: GET /browsers/{profile_key}.
+func NewProfileDataSource() datasource.DataSource {
+	return &ProfileDataSource{}
+}
+
+// ProfileDataSource reads one profile.
+type ProfileDataSource struct {
+	data *providerData
+}
+
+// ProfileDataSourceModel is browserprofile_profile's state.
+type ProfileDataSourceModel struct {
+	ProfileKey types.String `tfsdk:"profile_key"`
+	RawJSON    types.String `tfsdk:"raw_json"`
+}
+
+func (d *ProfileDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_profile"
+}
+
+func (d *ProfileDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads one browser profile by its `profile_key` (`GET /browsers/{profile_key}`).",
+		Attributes: map[string]schema.Attribute{
+			"profile_key": schema.StringAttribute{
+				MarkdownDescription: "The profile's identifier, byte for byte as the service returned it in its list " +
+					"(`browserprofile_profiles`). A display name is not an identifier, and keys are specific to one environment.",
+				Required:   true,
+				Validators: []validator.String{profileKeyValidator{}},
+			},
+			"raw_json": schema.StringAttribute{
+				MarkdownDescription: "The profile's record exactly as the service returned it. Its fields are not documented " +
+					"and may grow; read them with `jsondecode()`.",
+				Computed: true,
+			},
+		},
+	}
+}
+
+func (d *ProfileDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var state ProfileDataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || d.data == nil {
+		return
+	}
+	key := state.ProfileKey.ValueString()
+	profile, err := d.data.client.GetProfile(ctx, key)
+	switch {
+	case errors.Is(err, client.ErrNotFound):
+		d.addNotFound(ctx, &resp.Diagnostics, key, err)
+		return
+	case err != nil:
+		d.data.addError(&resp.Diagnostics, path.Root("profile_key"), err)
+		return
+	}
+	// The state keeps the key as configured, which is the key as returned.
+	state.RawJSON = types.StringValue(string(profile.Raw))
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// addNotFound explains a 404: the two known causes are a display name used
+// instead of a profile_key and a key from the other environment (interface
+// document, Errors). Where a listed profile has a field equal to what was
+// given, it names that profile's key.
+func (d *ProfileDataSource) addNotFound(ctx context.Context, diags *diag.Diagnostics, key string, err error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No profile has profile_key %q in the %s environment (base address %s).\n\n", key, d.data.environment, d.data.baseURL)
+	list, listErr := d.data.client.ListProfiles(ctx)
+	if listErr == nil {
+		if matches := client.FindByValue(list.Profiles, key); len(matches) > 0 {
+			m := matches[0]
+			if m.Field == "profile_key" {
+				fmt.Fprintf(&b, "Did you mean %q? Keys are matched exactly, case included.\n\n", m.Key)
+			} else {
+				fmt.Fprintf(&b, "Did you mean %q? That profile's field %q holds the value you gave.\n\n", m.Key, m.Field)
+			}
+		}
+	}
+	b.WriteString("profile_key is the identifier from the service's list (data source browserprofile_profiles), " +
+		"not a display name or other field, and it must be given exactly as returned.\n\n")
+	fmt.Fprintf(&b, "Identifiers are environment-specific: this provider reads the %s environment, so a key copied from "+
+		"the other environment is not found here. Use a provider alias configured for that environment instead.", d.data.environment)
+	var re *client.RequestError
+	if errors.As(err, &re) {
+		b.WriteString("\n\n" + d.data.describe(re))
+	}
+	diags.AddAttributeError(path.Root("profile_key"), "Profile not found", b.String())
+}

@@ -1,0 +1,309 @@
+// Package provider is the Terraform-facing side: schema, configuration and
+// diagnostics. It talks HTTP only through internal/client.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+)
+
+// Environment variables, each the fallback for the attribute beside it.
+const (
+	EnvAPIToken          = "BROWSERPROFILE_API_TOKEN"
+	EnvEnvironment       = "BROWSERPROFILE_ENVIRONMENT"
+	EnvBaseURL           = "BROWSERPROFILE_BASE_URL"
+	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
+)
+
+// The environments of the interface document.
+const (
+	Production  = "production"
+	Development = "development"
+)
+
+var _ provider.Provider = &BrowserProfileProvider{}
+
+// BrowserProfileProvider is the browserprofile provider.
+type BrowserProfileProvider struct {
+	version string
+	// builtIn maps an environment to the base address this build was
+	// released with (set through -ldflags -X from .goreleaser.yml); empty in
+	// a development build.
+	builtIn map[string]string
+}
+
+// BrowserProfileProviderModel is the provider block.
+type BrowserProfileProviderModel struct {
+	Environment           types.String  `tfsdk:"environment"`
+	APIToken              types.String  `tfsdk:"api_token"`
+	BaseURL               types.String  `tfsdk:"base_url"`
+	MaxRetries            types.Int64   `tfsdk:"max_retries"`
+	MinWaitSeconds        types.Int64   `tfsdk:"min_wait_seconds"`
+	MaxWaitSeconds        types.Int64   `tfsdk:"max_wait_seconds"`
+	RequestTimeoutSeconds types.Int64   `tfsdk:"request_timeout_seconds"`
+	MaxConcurrentRequests types.Int64   `tfsdk:"max_concurrent_requests"`
+	RequestsPerSecond     types.Float64 `tfsdk:"requests_per_second"`
+}
+
+// New returns a constructor for the provider, as providerserver expects.
+// productionURL and developmentURL are the built-in base addresses.
+func New(version, productionURL, developmentURL string) func() provider.Provider {
+	return func() provider.Provider {
+		return &BrowserProfileProvider{
+			version: version,
+			builtIn: map[string]string{Production: productionURL, Development: developmentURL},
+		}
+	}
+}
+
+func (p *BrowserProfileProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "browserprofile"
+	resp.Version = p.version
+}
+
+func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads browser profiles from the browser profile service. " +
+			"Each provider block addresses one environment with one token; use aliases for several environments.",
+		Attributes: map[string]schema.Attribute{
+			"environment": schema.StringAttribute{
+				MarkdownDescription: "The service environment: `production` (default) or `development`. " +
+					"Each environment has its own base address, tokens and profile keys. " +
+					"Falls back to the `" + EnvEnvironment + "` environment variable.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.OneOf(Production, Development)},
+			},
+			"api_token": schema.StringAttribute{
+				MarkdownDescription: "API token for the chosen environment, created in the web application under " +
+					"Settings, then API Tokens. Treat it like a password: pass it from a sensitive variable. " +
+					"Falls back to the `" + EnvAPIToken + "` environment variable. Surrounding white space is trimmed with a warning.",
+				Optional:   true,
+				Sensitive:  true,
+				Validators: []validator.String{tokenValidator{}},
+			},
+			"base_url": schema.StringAttribute{
+				MarkdownDescription: "Overrides the environment's built-in API address. An absolute URL whose path ends in `/api/v1`; " +
+					"`https://`, or `http://` for loopback hosts only. Falls back to the `" + EnvBaseURL + "` environment variable.",
+				Optional:   true,
+				Validators: []validator.String{baseURLValidator{}},
+			},
+			"max_retries": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("How many times a request is retried after a rate limit (429), "+
+					"a gateway error (502, 503, 504) or a dropped connection. Default `%d`; `0` disables retries.", client.DefaultMaxRetries),
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(0, 20)},
+			},
+			"min_wait_seconds": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("The first back-off wait between retries; later waits double, with jitter. Default `%d`.", int(client.DefaultMinWait.Seconds())),
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.Between(1, 300)},
+			},
+			"max_wait_seconds": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("The longest single wait between retries. A `Retry-After` longer than this fails at once, "+
+					"saying when to try again, instead of stalling the plan. Default `%d`.", int(client.DefaultMaxWait.Seconds())),
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(1, 3600)},
+			},
+			"request_timeout_seconds": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("The overall deadline of one read, retries and pages included. Default `%d`.", int(client.DefaultTimeout.Seconds())),
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.Between(1, 3600)},
+			},
+			"max_concurrent_requests": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("The most requests this provider block has in flight at once. Default `%d`.", client.DefaultMaxConcurrent),
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.Between(1, 64)},
+			},
+			"requests_per_second": schema.Float64Attribute{
+				MarkdownDescription: "A ceiling on the request rate. Unset, the provider paces itself by the service's " +
+					"`429` answers. Falls back to the `" + EnvRequestsPerSecond + "` environment variable.",
+				Optional:   true,
+				Validators: []validator.Float64{float64validator.Between(0.1, 10000)},
+			},
+		},
+	}
+}
+
+func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg BrowserProfileProviderModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	settings, diags := resolveSettings(cfg, os.Getenv, p.builtIn)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	settings.client.UserAgent = fmt.Sprintf("terraform-provider-browserprofile/%s (+https://registry.terraform.io/providers/browserprofile/browserprofile) Terraform/%s",
+		p.version, req.TerraformVersion)
+	c, err := client.New(settings.client)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid provider configuration", err.Error())
+		return
+	}
+	tflog.Info(ctx, "configured browserprofile provider", map[string]any{
+		"environment": settings.environment, "base_url": c.BaseURL(),
+	})
+	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL()}
+	resp.DataSourceData = data
+}
+
+func (p *BrowserProfileProvider) Resources(context.Context) []func() resource.Resource {
+	return nil
+}
+
+func (p *BrowserProfileProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{NewProfileDataSource, NewProfilesDataSource}
+}
+
+// providerData is what Configure hands to the data sources.
+type providerData struct {
+	client      *client.Client
+	environment string
+	baseURL     string
+}
+
+// settings is a resolved provider block.
+type settings struct {
+	environment string
+	client      client.Config
+}
+
+// resolveSettings applies the precedence config value, then environment
+// variable, then default, and checks what the schema validators could not:
+// environment variables, unknown values, and the built-in addresses.
+func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string, builtIn map[string]string) (settings, diag.Diagnostics) {
+	var s settings
+	var diags diag.Diagnostics
+
+	for _, a := range []struct {
+		value   types.String
+		name    string
+		envName string
+	}{
+		{cfg.Environment, "environment", EnvEnvironment},
+		{cfg.APIToken, "api_token", EnvAPIToken},
+		{cfg.BaseURL, "base_url", EnvBaseURL},
+	} {
+		if a.value.IsUnknown() {
+			diags.AddAttributeError(path.Root(a.name), "Unknown value for "+a.name,
+				fmt.Sprintf("The provider cannot be configured with a value that is known only after apply. "+
+					"Set %s to a value known at plan time, or leave it out and set the %s environment variable.", a.name, a.envName))
+		}
+	}
+	if diags.HasError() {
+		return s, diags
+	}
+
+	s.environment = firstSet(cfg.Environment, getenv(EnvEnvironment), Production)
+	if s.environment != Production && s.environment != Development {
+		diags.AddAttributeError(path.Root("environment"), "Invalid environment",
+			fmt.Sprintf("%s is %q; it must be %q or %q.", EnvEnvironment, s.environment, Production, Development))
+		return s, diags
+	}
+
+	rawURL := firstSet(cfg.BaseURL, getenv(EnvBaseURL), builtIn[s.environment])
+	if rawURL == "" {
+		diags.AddAttributeError(path.Root("base_url"), "No base address for the "+s.environment+" environment",
+			fmt.Sprintf("This build of the provider has no built-in base address for the %s environment (a development build). "+
+				"Set base_url in the provider block, or the %s environment variable, to the %s environment's API address, ending in %s.",
+				s.environment, EnvBaseURL, s.environment, client.APIPathSuffix))
+		return s, diags
+	}
+	base, err := client.ParseBaseURL(rawURL)
+	if err != nil {
+		source := "base_url"
+		if cfg.BaseURL.IsNull() {
+			source = EnvBaseURL
+			if getenv(EnvBaseURL) == "" {
+				source = "the built-in address of the " + s.environment + " environment"
+			}
+		}
+		diags.AddAttributeError(path.Root("base_url"), "Invalid base address", fmt.Sprintf("%s %q is not usable: %s.", source, rawURL, err))
+		return s, diags
+	}
+	s.client.BaseURL = base
+
+	token := firstSet(cfg.APIToken, getenv(EnvAPIToken), "")
+	trimmed := strings.TrimSpace(token)
+	switch {
+	case trimmed == "":
+		diags.AddAttributeError(path.Root("api_token"), "Missing API token",
+			fmt.Sprintf("No API token is configured for the %s environment. Set api_token in the provider block "+
+				"(from a sensitive variable) or the %s environment variable to a token created for the %s environment "+
+				"in the web application under Settings, then API Tokens.", s.environment, EnvAPIToken, s.environment))
+		return s, diags
+	case strings.ContainsAny(trimmed, " \t\r\n"):
+		diags.AddAttributeError(path.Root("api_token"), "API token contains white space", tokenWhiteSpaceDetail)
+		return s, diags
+	case trimmed != token:
+		diags.AddAttributeWarning(path.Root("api_token"), "API token had surrounding white space",
+			"The token's leading or trailing white space (a newline from a file, say) was removed before use. "+
+				"Remove it where the token is stored, or wrap the value in trimspace(), to silence this warning.")
+	}
+	s.client.Token = trimmed
+
+	s.client.MaxRetries = int(int64Or(cfg.MaxRetries, client.DefaultMaxRetries))
+	s.client.MinWait = time.Duration(int64Or(cfg.MinWaitSeconds, int64(client.DefaultMinWait/time.Second))) * time.Second
+	s.client.MaxWait = time.Duration(int64Or(cfg.MaxWaitSeconds, int64(client.DefaultMaxWait/time.Second))) * time.Second
+	s.client.Timeout = time.Duration(int64Or(cfg.RequestTimeoutSeconds, int64(client.DefaultTimeout/time.Second))) * time.Second
+	s.client.MaxConcurrent = int(int64Or(cfg.MaxConcurrentRequests, client.DefaultMaxConcurrent))
+	if s.client.MinWait > s.client.MaxWait {
+		diags.AddAttributeError(path.Root("min_wait_seconds"), "min_wait_seconds exceeds max_wait_seconds",
+			"The first back-off wait cannot be longer than the longest wait.")
+	}
+	switch {
+	case !cfg.RequestsPerSecond.IsNull() && !cfg.RequestsPerSecond.IsUnknown():
+		s.client.RequestsPerSecond = cfg.RequestsPerSecond.ValueFloat64()
+	case getenv(EnvRequestsPerSecond) != "":
+		var rps float64
+		if _, err := fmt.Sscan(getenv(EnvRequestsPerSecond), &rps); err != nil || rps < 0.1 {
+			diags.AddAttributeError(path.Root("requests_per_second"), "Invalid "+EnvRequestsPerSecond,
+				fmt.Sprintf("%s is %q; it must be a number of requests per second, at least 0.1.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond)))
+		}
+		s.client.RequestsPerSecond = rps
+	}
+	return s, diags
+}
+
+const tokenWhiteSpaceDetail = "The API token has white space inside it. A token is one unbroken string: " +
+	"was the token copied whole? Do not include a \"Bearer \" prefix; the provider adds the Authorization scheme itself."
+
+// firstSet returns the configured value if set, else the environment
+// variable's, else def. A value in the block wins, so aliased providers
+// never borrow each other's settings from the environment.
+func firstSet(v types.String, fromEnv, def string) string {
+	if !v.IsNull() && !v.IsUnknown() {
+		return v.ValueString()
+	}
+	if fromEnv != "" {
+		return fromEnv
+	}
+	return def
+}
+
+func int64Or(v types.Int64, def int64) int64 {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	return v.ValueInt64()
+}

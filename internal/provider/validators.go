@@ -1,0 +1,79 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+)
+
+// These validators run at terraform validate, offline, on values known then.
+
+// baseURLValidator applies client.ParseBaseURL's rules to base_url.
+type baseURLValidator struct{}
+
+func (baseURLValidator) Description(context.Context) string {
+	return "an absolute https:// URL (http:// for loopback hosts) whose path ends in " + client.APIPathSuffix
+}
+
+func (v baseURLValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (baseURLValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := client.ParseBaseURL(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid base address",
+			fmt.Sprintf("base_url %q is not usable: %s.", req.ConfigValue.ValueString(), err))
+	}
+}
+
+// profileKeyValidator refuses values that cannot be a profile_key.
+type profileKeyValidator struct{}
+
+func (profileKeyValidator) Description(context.Context) string {
+	return "a profile_key as returned by the service: not empty, not . or .., no placeholder braces"
+}
+
+func (v profileKeyValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (profileKeyValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	key := req.ConfigValue.ValueString()
+	err := client.CheckProfileKey(key)
+	switch {
+	case err == nil:
+	case errors.Is(err, client.ErrKeyPlaceholder):
+		resp.Diagnostics.AddAttributeError(req.Path, "Placeholder in profile_key",
+			fmt.Sprintf("profile_key %q still holds the placeholder %s. A real profile_key is needed: "+
+				"the identifier the service returns in its list (data source browserprofile_profiles).", key, client.Placeholder(key)))
+	default:
+		resp.Diagnostics.AddAttributeError(req.Path, "Not a profile_key",
+			fmt.Sprintf("%q is not a profile_key: %s. Use an identifier from the list the service returns (data source browserprofile_profiles).", key, err))
+	}
+}
+
+// tokenValidator catches a token with white space inside it at validate
+// time. It never quotes the value.
+type tokenValidator struct{}
+
+func (tokenValidator) Description(context.Context) string {
+	return "an API token: one string without white space inside it"
+}
+
+func (v tokenValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (tokenValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if strings.ContainsAny(strings.TrimSpace(req.ConfigValue.ValueString()), " \t\r\n") {
+		resp.Diagnostics.AddAttributeError(req.Path, "API token contains white space", tokenWhiteSpaceDetail)
+	}
+}

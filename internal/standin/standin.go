@@ -1,0 +1,191 @@
+// Package standin is a local stand-in for the browser profile service, for
+// the acceptance tests, the demo and the benchmarks. It serves the two
+// documented routes for several environments at once, each under its own
+// prefix (/{environment}/api/v1) with its own token and profiles, and can be
+// told to misbehave the ways real services and their proxies do.
+//
+// It depends on neither the provider nor the client.
+package standin
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Environment is one environment the stand-in serves.
+type Environment struct {
+	Name     string // the path prefix: /{Name}/api/v1
+	Token    string
+	Profiles []json.RawMessage // records, served byte for byte
+}
+
+// Options shape the stand-in's behaviour. The zero value is a well-behaved
+// service that answers a bare JSON array in one page.
+type Options struct {
+	Environments []Environment
+
+	// Shape of a list body: "array" (default), "data" ({"data": [...]}),
+	// "profiles_total" ({"profiles": [...], "totalCount": n}) or
+	// "data_items" ({"data": {"items": [...], "count": n}}).
+	Shape string
+	// Single of a one-profile body: "object" (default) or "data" ({"data": {...}}).
+	Single string
+
+	// Paging splits lists into pages of PageSize: "link" (Link rel=next),
+	// "next_url" (a "next" URL in the envelope), "page_number" (?page=,
+	// "page" and "total_pages"), "offset_headers" (?offset=, X-Next-Offset
+	// and X-Has-More), "has_more" (says there is more, with no way to get
+	// it), "offhost" (a Link to another host), "loop" (a Link back to the
+	// first page).
+	Paging   string
+	PageSize int
+
+	RateLimit  float64 // requests per second accepted; above it 429 with Retry-After
+	RetryAfter string  // fixed Retry-After value on 429s, instead of the computed one
+	FailEvery  int     // every Nth request answers 503 with a proxy's HTML page
+	ResetEvery int     // every Nth request has its connection dropped
+	Delay      time.Duration
+	Truncate   bool   // list bodies are cut off halfway
+	RedirectTo string // every API request is redirected to this origin, same path
+	EchoToken  bool   // 401s quote the Authorization header, as careless proxies do
+}
+
+// Server is the stand-in's http.Handler. Its counters serve the tests.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	limiter *rate.Limiter
+
+	Requests atomic.Int64 // requests received
+	Limited  atomic.Int64 // requests answered 429
+	Auth     atomic.Value // the last Authorization header seen, for tests
+}
+
+// New returns a stand-in serving opts.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	if opts.RateLimit > 0 {
+		s.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), max(1, int(opts.RateLimit)))
+	}
+	for i := range opts.Environments {
+		env := &opts.Environments[i]
+		s.mux.HandleFunc("GET /"+env.Name+"/api/v1/browsers", s.withEnv(env, s.list))
+		s.mux.HandleFunc("GET /"+env.Name+"/api/v1/browsers/{key}", s.withEnv(env, s.one))
+	}
+	// The web application answers every path with an HTML page, as
+	// single-page apps do: a base address pointing here is wrong.
+	s.mux.HandleFunc("GET /app/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><html><head><title>Browser Profiles</title></head><body><div id=\"root\">Sign in</div></body></html>")
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such route"})
+	})
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := s.Requests.Add(1)
+	s.Auth.Store(r.Header.Get("Authorization"))
+	if s.opts.Delay > 0 {
+		select {
+		case <-time.After(s.opts.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if s.limiter != nil {
+		if res := s.limiter.Reserve(); res.Delay() > 0 {
+			res.Cancel()
+			s.Limited.Add(1)
+			retry := s.opts.RetryAfter
+			if retry == "" {
+				retry = strconv.Itoa(int(math.Ceil(res.Delay().Seconds())))
+			}
+			w.Header().Set("Retry-After", retry)
+			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
+			return
+		}
+	}
+	if s.opts.ResetEvery > 0 && n%int64(s.opts.ResetEvery) == 0 {
+		dropConnection(w)
+		return
+	}
+	if s.opts.FailEvery > 0 && n%int64(s.opts.FailEvery) == 0 {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "<html><body><h1>503 Service Temporarily Unavailable</h1><hr>proxy</body></html>")
+		return
+	}
+	if s.opts.RedirectTo != "" && strings.Contains(r.URL.Path, "/api/v1/") {
+		http.Redirect(w, r, strings.TrimSuffix(s.opts.RedirectTo, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		return
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%06d", n))
+	s.mux.ServeHTTP(w, r)
+}
+
+// withEnv checks the bearer token of env.
+func (s *Server) withEnv(env *Environment, next func(http.ResponseWriter, *http.Request, *Environment)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		token, isBearer := strings.CutPrefix(auth, "Bearer ")
+		switch {
+		case auth == "":
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing Authorization header"})
+		case !isBearer || token != env.Token:
+			msg := map[string]string{"error": "invalid or revoked token"}
+			if s.opts.EchoToken {
+				msg["received"] = auth
+			}
+			writeJSON(w, http.StatusUnauthorized, msg)
+		default:
+			next(w, r, env)
+		}
+	}
+}
+
+func (s *Server) one(w http.ResponseWriter, r *http.Request, env *Environment) {
+	key := r.PathValue("key")
+	for _, p := range env.Profiles {
+		var rec struct {
+			Key string `json:"profile_key"`
+		}
+		if json.Unmarshal(p, &rec) == nil && rec.Key == key {
+			body := []byte(p)
+			if s.opts.Single == "data" {
+				body = append(append([]byte(`{"data": `), p...), '}')
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(body)
+			return
+		}
+	}
+	writeJSON(w, http.StatusNotFound, map[string]string{"error": "browser profile not found"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// dropConnection closes the connection without an answer, as a crashing
+// backend or an idle-timeout on a load balancer does.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
