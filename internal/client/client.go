@@ -18,16 +18,16 @@ import (
 
 // Defaults for the tunable settings; the provider documents them.
 const (
-	DefaultMaxRetries      = 5
-	DefaultMinWait         = 1 * time.Second
-	DefaultMaxWait         = 30 * time.Second
-	DefaultTimeout         = 2 * time.Minute
-	DefaultMaxConcurrent   = 8
-	DefaultMaxBodyBytes    = 256 << 20
-	DefaultMaxPages        = 1000
-	responseHeaderTimeout  = 30 * time.Second
-	tlsHandshakeTimeout    = 10 * time.Second
-	maxRedirects           = 5
+	DefaultMaxRetries     = 5
+	DefaultMinWait        = 1 * time.Second
+	DefaultMaxWait        = 30 * time.Second
+	DefaultTimeout        = 2 * time.Minute
+	DefaultMaxConcurrent  = 8
+	DefaultMaxBodyBytes   = 256 << 20
+	DefaultMaxPages       = 1000
+	responseHeaderTimeout = 30 * time.Second
+	tlsHandshakeTimeout   = 10 * time.Second
+	maxRedirects          = 5
 )
 
 // Config is everything a Client needs. Zero values take the defaults above.

@@ -33,7 +33,10 @@ type listPage struct {
 func decodeListPage(body []byte) (listPage, error) {
 	switch firstByte(body) {
 	case '[':
-		profiles, _, err := decodeArray(body)
+		profiles, ok, err := decodeArray(body)
+		if err == nil && !ok {
+			err = shapeError("the array's objects carry no " + keyField)
+		}
 		return listPage{profiles: profiles}, err
 	case '{':
 	default:

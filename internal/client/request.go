@@ -168,7 +168,7 @@ func unwrapURLError(err error) error {
 // field values as a second line of defence: the token is never passed to the
 // logger in the first place.
 func (c *Client) logContext(ctx context.Context) context.Context {
-	ctx = tflog.NewSubsystem(ctx, logSubsystem)
+	ctx = tflog.NewSubsystem(ctx, logSubsystem, tflog.WithLevelFromEnv("TF_LOG_PROVIDER_BROWSERPROFILE_HTTP"))
 	ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, c.cfg.Token)
 	ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, c.cfg.Token)
 	ctx = tflog.SubsystemMaskFieldValuesWithFieldKeys(ctx, logSubsystem, "authorization")

@@ -18,6 +18,7 @@ import (
 //     (Retry-After on a 429), not only the one that was refused,
 //   - and, after the first 429, paces requests at the rate the service was
 //     seen to accept, creeping back up while it keeps accepting them.
+//
 // A user-set requests-per-second ceiling caps the pace from the start.
 type throttle struct {
 	slots   chan struct{}

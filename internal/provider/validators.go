@@ -39,7 +39,9 @@ func (profileKeyValidator) Description(context.Context) string {
 	return "a profile_key as returned by the service: not empty, not . or .., no placeholder braces"
 }
 
-func (v profileKeyValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v profileKeyValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (profileKeyValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

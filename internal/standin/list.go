@@ -89,20 +89,32 @@ func (s *Server) listBody(items []json.RawMessage, total int, envelope map[strin
 	}
 	switch shape {
 	case "data":
-		envelope["data"] = json.RawMessage(arr.Bytes())
+		return object(envelope, "data", arr.Bytes())
 	case "profiles_total":
-		envelope["profiles"] = json.RawMessage(arr.Bytes())
 		envelope["totalCount"] = total
+		return object(envelope, "profiles", arr.Bytes())
 	case "data_items":
-		envelope["data"] = map[string]any{"items": json.RawMessage(arr.Bytes()), "count": total}
-	default:
-		return arr.Bytes()
+		inner := object(map[string]any{"count": total}, "items", arr.Bytes())
+		return object(envelope, "data", inner)
 	}
-	out, err := json.Marshal(envelope)
-	if err != nil {
-		panic(err) // only RawMessage built above and plain values
+	return arr.Bytes()
+}
+
+// object writes fields as a JSON object with raw spliced in under name, byte
+// for byte: json.Marshal would compact the records.
+func object(fields map[string]any, name string, raw []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{%q: ", name)
+	b.Write(raw)
+	for k, v := range fields {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			panic(err) // plain values only
+		}
+		fmt.Fprintf(&b, ", %q: %s", k, enc)
 	}
-	return out
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 func atoiOr(s string, def int) int {
@@ -111,4 +123,3 @@ func atoiOr(s string, def int) int {
 	}
 	return def
 }
-

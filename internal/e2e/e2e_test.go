@@ -1,0 +1,203 @@
+// Package e2e runs the built provider through the terraform CLI, as a user
+// does: a CLI configuration with dev_overrides, no terraform init, and a
+// separate provider process for each provider block. It covers what the
+// in-process acceptance tests cannot: for_each over profile keys, aliased
+// provider blocks, warnings, and what TF_LOG=trace prints.
+package e2e
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+var (
+	buildOnce sync.Once
+	pluginDir string
+	buildErr  error
+)
+
+// workspace builds the provider once, and returns a directory holding
+// main.tf and the environment for running terraform on it.
+func workspace(t *testing.T, mainTF string) (dir string, env []string) {
+	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("set TF_ACC=1 to run the end-to-end tests")
+	}
+	terraform := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if terraform == "" {
+		var err error
+		if terraform, err = exec.LookPath("terraform"); err != nil {
+			t.Fatal("no terraform: put one on PATH or set TF_ACC_TERRAFORM_PATH (scripts/ensure-terraform.sh builds one)")
+		}
+	}
+	buildOnce.Do(func() {
+		pluginDir, buildErr = os.MkdirTemp("", "browserprofile-e2e-")
+		if buildErr == nil {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "terraform-provider-browserprofile"),
+				"github.com/browserprofile/terraform-provider-browserprofile").CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir = t.TempDir()
+	rc := filepath.Join(dir, "terraformrc")
+	writeFile(t, rc, fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "registry.terraform.io/browserprofile/browserprofile" = %q
+  }
+  direct {}
+}
+`, pluginDir))
+	writeFile(t, filepath.Join(dir, "main.tf"), `terraform {
+  required_providers {
+    browserprofile = { source = "browserprofile/browserprofile" }
+  }
+}
+`+mainTF)
+	// A clean environment: nothing BROWSERPROFILE_* leaks in from outside.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BROWSERPROFILE_") && !strings.HasPrefix(kv, "TF_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TERRAFORM_BIN="+terraform)
+	return dir, env
+}
+
+func writeFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// terraform runs the CLI in dir and returns its combined output.
+func terraform(t *testing.T, dir string, env []string, args ...string) (string, error) {
+	t.Helper()
+	var bin string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TERRAFORM_BIN="); ok {
+			bin = v
+		}
+	}
+	cmd := exec.Command(bin, append([]string{"-chdir=" + dir}, args...)...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func startStandin(t *testing.T, opts standin.Options) string {
+	t.Helper()
+	opts.Environments = standin.DemoEnvironments()
+	srv := httptest.NewServer(standin.New(opts))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestE2E_forEachOverKeysWithTwoAliasedEnvironments(t *testing.T) {
+	t.Parallel()
+	root := startStandin(t, standin.Options{})
+	dir, env := workspace(t, fmt.Sprintf(`
+provider "browserprofile" {
+  alias       = "prod"
+  environment = "production"
+  base_url    = %q
+  api_token   = %q
+}
+
+provider "browserprofile" {
+  alias       = "dev"
+  environment = "development"
+  base_url    = %q
+  api_token   = %q
+}
+
+data "browserprofile_profiles" "prod" { provider = browserprofile.prod }
+data "browserprofile_profiles" "dev" { provider = browserprofile.dev }
+
+resource "terraform_data" "dev" {
+  for_each = toset(data.browserprofile_profiles.dev.profile_keys)
+  input    = each.key
+}
+
+output "prod_keys" { value = data.browserprofile_profiles.prod.profile_keys }
+`, root+"/production/api/v1", standin.DemoProductionToken, root+"/development/api/v1", standin.DemoDevelopmentToken))
+
+	if out, err := terraform(t, dir, env, "apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	state, err := terraform(t, dir, env, "state", "list")
+	if err != nil {
+		t.Fatalf("state list: %v\n%s", err, state)
+	}
+	for _, key := range []string{"100% legit", "Trailing.Dot.", "bp_dev_01J0A1B2C3", "café-東京", "q?x=1#frag", "team/alpha"} {
+		if addr := fmt.Sprintf("terraform_data.dev[%q]", key); !strings.Contains(state, addr) {
+			t.Errorf("state has no %s:\n%s", addr, state)
+		}
+	}
+	out, err := terraform(t, dir, env, "output", "-json", "prod_keys")
+	if want := `["bp_prod_01HZX3K9Q2","bp_prod_01HZX3M7T8","bp_prod_01HZX3P4W1"]`; err != nil || strings.TrimSpace(out) != want {
+		t.Errorf("prod_keys = %s (%v), want %s", out, err, want)
+	}
+}
+
+func TestE2E_incompleteListWarnsInPlan(t *testing.T) {
+	t.Parallel()
+	root := startStandin(t, standin.Options{Paging: "has_more", PageSize: 2})
+	dir, env := workspace(t, fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+  api_token   = %q
+}
+data "browserprofile_profiles" "all" {}
+`, root+"/development/api/v1", standin.DemoDevelopmentToken))
+	out, err := terraform(t, dir, env, "plan", "-input=false", "-no-color")
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Warning: The profile list may be incomplete") {
+		t.Errorf("no incomplete-list warning:\n%s", out)
+	}
+}
+
+func TestE2E_traceLogsNeverShowTheToken(t *testing.T) {
+	t.Parallel()
+	root := startStandin(t, standin.Options{EchoToken: true, FailEvery: 3})
+	const token = standin.DemoDevelopmentToken
+	dir, env := workspace(t, fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+}
+data "browserprofile_profiles" "all" {}
+data "browserprofile_profile" "one" { profile_key = "team/alpha" }
+data "browserprofile_profile" "missing" { profile_key = "Marketing Team" }
+`, root+"/development/api/v1"))
+	env = append(env, "TF_LOG=trace", "BROWSERPROFILE_API_TOKEN="+token)
+	out, _ := terraform(t, dir, env, "plan", "-input=false", "-no-color")
+	if !strings.Contains(out, "browserprofile.http") || !strings.Contains(out, "Profile not found") {
+		t.Fatalf("the plan did not run as expected:\n%.3000s", out)
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("the token appears in TF_LOG=trace output")
+	}
+	// The wrong-token case: the echoing service's answer is masked too.
+	env = append(env, "BROWSERPROFILE_API_TOKEN="+standin.DemoProductionToken)
+	out, _ = terraform(t, dir, env, "plan", "-input=false", "-no-color")
+	if !strings.Contains(out, "API token rejected") || strings.Contains(out, standin.DemoProductionToken) {
+		t.Errorf("rejected-token plan: rejected=%v leaked=%v", strings.Contains(out, "API token rejected"), strings.Contains(out, standin.DemoProductionToken))
+	}
+}

@@ -1,0 +1,102 @@
+package provider
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+func TestAccProfileDataSource_readsAwkwardKeysExactly(t *testing.T) {
+	for _, single := range []string{"object", "data"} {
+		t.Run(single, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{Single: single})
+			config := devProvider(root)
+			var checks []statecheck.StateCheck
+			for i, key := range devKeys {
+				name := fmt.Sprintf("data.browserprofile_profile.p%d", i)
+				config += fmt.Sprintf("data \"browserprofile_profile\" \"p%d\" { profile_key = %q }\n", i, key)
+				checks = append(checks,
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("profile_key"), knownvalue.StringExact(key)),
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("raw_json"), knownvalue.StringExact(fixtureRecord(t, key))))
+			}
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps:                    []resource.TestStep{{Config: config, ConfigStateChecks: checks}},
+			})
+		})
+	}
+}
+
+func TestAccProfileDataSource_refusesWhatIsNotAKey(t *testing.T) {
+	cases := map[string][]string{
+		"{profile_key}": {"Placeholder in profile_key", "still holds the placeholder {profile_key}. A real profile_key is needed"},
+		"bp_{id}":       {"Placeholder in profile_key", "{id}"},
+		"":              {"Not a profile_key", "a profile_key cannot be empty"},
+		".":             {"Not a profile_key", `"." and ".." are path segments, not profile_keys`},
+		"..":            {"Not a profile_key", `"." and ".." are path segments`},
+	}
+	for key, want := range cases {
+		t.Run(key, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					// No provider configuration at all: this is caught offline.
+					Config:      fmt.Sprintf("data \"browserprofile_profile\" \"p\" { profile_key = %q }\n", key),
+					ExpectError: words(want...),
+					PlanOnly:    true,
+				}},
+			})
+		})
+	}
+}
+
+func TestAccProfileDataSource_displayNameSuggestsKey(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `data "browserprofile_profile" "p" { profile_key = "Marketing Team" }`,
+			ExpectError: words(`Profile not found`, `No profile has profile_key "Marketing Team" in the development environment`,
+				`Did you mean "bp_dev_01J0A1B2C3"? That profile's field "name" holds the value you gave.`,
+				"profile_key is the identifier from the service's list", "not a display name",
+				"Response: HTTP 404"),
+		}},
+	})
+}
+
+func TestAccProfileDataSource_nestedFieldAndCaseSuggestKey(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	for given, want := range map[string]string{
+		"Marketing (shared)": `Did you mean "bp_dev_01J0A1B2C3"? That profile's field "labels.display"`,
+		"TEAM/ALPHA":         `Did you mean "team/alpha"? Keys are matched exactly, case included.`,
+	} {
+		t.Run(given, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config:      devProvider(root) + fmt.Sprintf(`data "browserprofile_profile" "p" { profile_key = %q }`, given),
+					ExpectError: words(want),
+				}},
+			})
+		})
+	}
+}
+
+func TestAccProfileDataSource_keyFromOtherEnvironment(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `data "browserprofile_profile" "p" { profile_key = "bp_prod_01HZX3K9Q2" }`,
+			ExpectError: words(`No profile has profile_key "bp_prod_01HZX3K9Q2" in the development environment`,
+				"Identifiers are environment-specific: this provider reads the development environment",
+				"a key copied from the other environment is not found here"),
+		}},
+	})
+}

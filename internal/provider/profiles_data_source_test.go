@@ -1,0 +1,158 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+// devKeys are the development fixture's keys in byte order.
+var devKeys = []string{"100% legit", "Trailing.Dot.", "bp_dev_01J0A1B2C3", "café-東京", "q?x=1#frag", "team/alpha"}
+
+// fixtureRecord returns the development fixture's record for key, byte for byte.
+func fixtureRecord(t *testing.T, key string) string {
+	t.Helper()
+	for _, p := range standin.DemoEnvironments()[1].Profiles {
+		var rec struct {
+			Key string `json:"profile_key"`
+		}
+		if json.Unmarshal(p, &rec) == nil && rec.Key == key {
+			return string(p)
+		}
+	}
+	t.Fatalf("no fixture record %q", key)
+	return ""
+}
+
+func stringValues(ss []string) []knownvalue.Check {
+	checks := make([]knownvalue.Check, len(ss))
+	for i, s := range ss {
+		checks[i] = knownvalue.StringExact(s)
+	}
+	return checks
+}
+
+func TestAccProfilesDataSource_listsEveryProfileSortedByKey(t *testing.T) {
+	for _, shape := range []string{"array", "data", "profiles_total", "data_items"} {
+		t.Run(shape, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{Shape: shape})
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+							knownvalue.ListExact(stringValues(devKeys))),
+						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(1),
+							knownvalue.ObjectExact(map[string]knownvalue.Check{
+								"profile_key": knownvalue.StringExact("Trailing.Dot."),
+								"raw_json":    knownvalue.StringExact(fixtureRecord(t, "Trailing.Dot.")),
+							})),
+					},
+				}},
+			})
+		})
+	}
+}
+
+func TestAccProfilesDataSource_followsPages(t *testing.T) {
+	root, s := testStandin(t, standin.Options{Paging: "link", PageSize: 2})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+					knownvalue.ListExact(stringValues(devKeys))),
+			},
+		}},
+	})
+	if s.Requests.Load() < 3 {
+		t.Errorf("%d requests; the three pages were not all read", s.Requests.Load())
+	}
+}
+
+// Feeding keys on is the users' main use. terraform-plugin-testing cannot
+// shim for_each instances into its state, so count stands in here; the
+// end-to-end test in internal/e2e covers for_each through the CLI.
+func TestAccProfilesDataSource_feedsKeysIntoOtherResources(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `
+data "browserprofile_profiles" "all" {}
+
+resource "terraform_data" "per_profile" {
+  count = length(data.browserprofile_profiles.all.profile_keys)
+  input = {
+    key  = data.browserprofile_profiles.all.profile_keys[count.index]
+    name = jsondecode(data.browserprofile_profiles.all.profiles[count.index].raw_json).name
+  }
+}
+`,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("terraform_data.per_profile[4]", tfjsonpath.New("output"),
+					knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"key":  knownvalue.StringExact("q?x=1#frag"),
+						"name": knownvalue.StringExact("Query-looking key"),
+					})),
+				statecheck.ExpectKnownValue("terraform_data.per_profile[0]", tfjsonpath.New("output").AtMapKey("key"),
+					knownvalue.StringExact("100% legit")),
+			},
+		}},
+	})
+}
+
+func TestAccProfilesDataSource_tokenRejectedListsTheThreeChecks(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{EchoToken: true})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			// The production token against the development address.
+			Config: fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+  api_token   = %q
+}
+data "browserprofile_profiles" "all" {}
+`, root+"/development/api/v1", standin.DemoProductionToken),
+			ExpectError: words(
+				"API token rejected by the development environment",
+				"Request: GET "+root+"/development/api/v1/browsers",
+				"Environment: development",
+				"Response: HTTP 401, request id req-",
+				`"received":"Bearer ***"`,
+				"1. the token was created for the development environment", "valid only against its base address, "+root+"/development/api/v1",
+				`2. it is sent as "Authorization: Bearer <token>"`,
+				"3. it has not been revoked and was copied whole"),
+		}},
+	})
+}
+
+func TestAccProfilesDataSource_wrongBaseAddressIsNotJSON(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+  api_token   = %q
+}
+data "browserprofile_profiles" "all" {}
+`, root+"/app/api/v1", standin.DemoDevelopmentToken),
+			ExpectError: words("The base address did not answer with JSON", "Response: HTTP 200", "Body: <!doctype html>",
+				"must end in /api/v1 and be the API address of the development environment"),
+		}},
+	})
+}

@@ -1,0 +1,240 @@
+package provider
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+// protoV6 serves the provider in-process; no terraform init is needed.
+var protoV6 = map[string]func() (tfprotov6.ProviderServer, error){
+	"browserprofile": providerserver.NewProtocol6WithError(New("test", "", "")()),
+}
+
+// testStandin starts the stand-in API with the demo environments on
+// loopback and returns its root URL.
+func testStandin(t *testing.T, opts standin.Options) (string, *standin.Server) {
+	t.Helper()
+	if opts.Environments == nil {
+		opts.Environments = standin.DemoEnvironments()
+	}
+	s := standin.New(opts)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv.URL, s
+}
+
+// devProvider is a provider block for the stand-in's development environment.
+func devProvider(root string, extra ...string) string {
+	return fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+  api_token   = %q
+  min_wait_seconds = 1
+  %s
+}
+`, root+"/development/api/v1", standin.DemoDevelopmentToken, strings.Join(extra, "\n  "))
+}
+
+// words matches each phrase in order, however Terraform wraps the lines of
+// a diagnostic: the phrases are our own words, quoted literally.
+func words(phrases ...string) *regexp.Regexp {
+	quoted := make([]string, len(phrases))
+	for i, p := range phrases {
+		fields := strings.Fields(p)
+		for j, f := range fields {
+			fields[j] = regexp.QuoteMeta(f)
+		}
+		quoted[i] = strings.Join(fields, `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(quoted, `.*`))
+}
+
+func TestProvider_schemaIsValid(t *testing.T) {
+	t.Parallel()
+	if _, err := protoV6["browserprofile"](); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noEnv(string) string { return "" }
+
+func TestResolveSettings_precedence(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		EnvEnvironment: "development", EnvBaseURL: "https://env.example.com/api/v1", EnvAPIToken: "env-token",
+	}
+	getenv := func(k string) string { return env[k] }
+
+	// Environment variables when the block is empty.
+	s, diags := resolveSettings(BrowserProfileProviderModel{}, getenv, nil)
+	if diags.HasError() || s.environment != "development" || s.client.BaseURL.String() != "https://env.example.com/api/v1" || s.client.Token != "env-token" {
+		t.Errorf("from environment: %+v %v", s, diags)
+	}
+	// The block wins over every variable.
+	s, diags = resolveSettings(BrowserProfileProviderModel{
+		Environment: types.StringValue("production"),
+		BaseURL:     types.StringValue("https://block.example.com/api/v1/"),
+		APIToken:    types.StringValue("block-token"),
+	}, getenv, nil)
+	if diags.HasError() || s.environment != "production" || s.client.BaseURL.String() != "https://block.example.com/api/v1" || s.client.Token != "block-token" {
+		t.Errorf("from block: %+v %v", s, diags)
+	}
+	// Defaults: production, and its built-in address.
+	s, diags = resolveSettings(BrowserProfileProviderModel{APIToken: types.StringValue("t")}, noEnv,
+		map[string]string{Production: "https://prod.example.com/api/v1"})
+	if diags.HasError() || s.environment != "production" || s.client.BaseURL.Host != "prod.example.com" {
+		t.Errorf("defaults: %+v %v", s, diags)
+	}
+	if s.client.MaxRetries != 5 || s.client.MaxConcurrent != 8 || s.client.RequestsPerSecond != 0 {
+		t.Errorf("tuning defaults: %+v", s.client)
+	}
+}
+
+func TestResolveSettings_failures(t *testing.T) {
+	t.Parallel()
+	base := types.StringValue("https://api.example.com/api/v1")
+	cases := map[string]struct {
+		cfg    BrowserProfileProviderModel
+		env    map[string]string
+		path   string
+		detail string
+	}{
+		"no built-in address": {
+			cfg:  BrowserProfileProviderModel{APIToken: types.StringValue("t"), Environment: types.StringValue("development")},
+			path: "base_url", detail: "no built-in base address for the development environment",
+		},
+		"missing token": {
+			cfg: BrowserProfileProviderModel{BaseURL: base}, path: "api_token", detail: "Set api_token in the provider block",
+		},
+		"unknown token": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringUnknown()}, path: "api_token", detail: EnvAPIToken,
+		},
+		"token with inner space": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("Bearer abc")}, path: "api_token", detail: "copied whole",
+		},
+		"bad environment variable": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvEnvironment: "staging"},
+			path: "environment", detail: `"staging"`,
+		},
+		"bad base address variable": {
+			cfg: BrowserProfileProviderModel{APIToken: types.StringValue("t")}, env: map[string]string{EnvBaseURL: "http://api.example.com/api/v1"},
+			path: "base_url", detail: "loopback",
+		},
+		"bad rate variable": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "fast"},
+			path: "requests_per_second", detail: EnvRequestsPerSecond,
+		},
+	}
+	for name, tc := range cases {
+		_, diags := resolveSettings(tc.cfg, func(k string) string { return tc.env[k] }, nil)
+		if !diags.HasError() {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		d, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
+		if !ok || !d.Path().Equal(path.Root(tc.path)) || !strings.Contains(d.Detail(), tc.detail) {
+			t.Errorf("%s: %v", name, diags.Errors()[0])
+		}
+	}
+}
+
+func TestResolveSettings_trimsSurroundingWhiteSpaceWithWarning(t *testing.T) {
+	t.Parallel()
+	s, diags := resolveSettings(BrowserProfileProviderModel{
+		BaseURL: types.StringValue("https://api.example.com/api/v1"), APIToken: types.StringValue("  zq9secret\n"),
+	}, noEnv, nil)
+	if diags.HasError() || s.client.Token != "zq9secret" || diags.WarningsCount() != 1 {
+		t.Errorf("token %q, diags %v", s.client.Token, diags)
+	}
+	if strings.Contains(fmt.Sprint(diags), "zq9secret") {
+		t.Errorf("the warning quotes the token: %v", diags)
+	}
+}
+
+func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ block, want string }{
+		"environment": {`environment = "staging"`, `value must be one of: ["production" "development"]`},
+		"placeholder": {`base_url = "{base_url}"`, `still holds the placeholder {base_url}; a real address is needed`},
+		"suffix":      {`base_url = "https://api.example.com/v1"`, `its path must end in /api/v1`},
+		"plain http":  {`base_url = "http://api.example.com/api/v1"`, `plain http:// is accepted only for loopback hosts`},
+		"token space": {`api_token = "abc def"`, `was the token copied whole?`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config:      "provider \"browserprofile\" {\n  " + tc.block + "\n}\ndata \"browserprofile_profiles\" \"all\" {}\n",
+					ExpectError: words(tc.want),
+					PlanOnly:    true,
+				}},
+			})
+		})
+	}
+}
+
+func TestAccProvider_missingTokenNamesAttributeAndVariable(t *testing.T) {
+	t.Setenv(EnvAPIToken, "")
+	root, _ := testStandin(t, standin.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+}
+data "browserprofile_profiles" "all" {}
+`, root+"/development/api/v1"),
+			ExpectError: words("Missing API token", "Set api_token in the provider block", "or the BROWSERPROFILE_API_TOKEN environment variable"),
+		}},
+	})
+}
+
+func TestAccProvider_environmentVariablesConfigureAnEmptyBlock(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	t.Setenv(EnvEnvironment, "development")
+	t.Setenv(EnvBaseURL, root+"/development/api/v1")
+	t.Setenv(EnvAPIToken, standin.DemoDevelopmentToken+"\n")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "browserprofile" {}
+data "browserprofile_profile" "one" { profile_key = "team/alpha" }
+`,
+			Check: resource.TestCheckResourceAttr("data.browserprofile_profile.one", "profile_key", "team/alpha"),
+		}},
+	})
+}
+
+func TestAccProvider_noBuiltInAddressSaysHowToFix(t *testing.T) {
+	t.Setenv(EnvBaseURL, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "browserprofile" {
+  environment = "development"
+  api_token   = "anything"
+}
+data "browserprofile_profiles" "all" {}
+`,
+			ExpectError: words("No base address for the development environment", "Set base_url in the provider block, or the BROWSERPROFILE_BASE_URL environment variable"),
+		}},
+	})
+}
