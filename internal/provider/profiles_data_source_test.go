@@ -156,3 +156,47 @@ data "browserprofile_profiles" "all" {}
 		}},
 	})
 }
+
+func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T) {
+	root, s := testStandin(t, standin.Options{LimitEvery: 3, FailEvery: 4, ResetEvery: 5, Paging: "link", PageSize: 2})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+					knownvalue.ListExact(stringValues(devKeys))),
+			},
+		}},
+	})
+	if s.Limited.Load() == 0 {
+		t.Error("the stand-in never rate limited; the test proves nothing")
+	}
+}
+
+func TestAccProfilesDataSource_outageReportsLastStatusAndAttempts(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{FailEvery: 1})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root, "max_retries = 2") + `data "browserprofile_profiles" "all" {}`,
+			ExpectError: words("The service was rate limiting or unavailable", "Response: HTTP 503, after 3 attempts over",
+				"Body: <html><body><h1>503 Service Temporarily Unavailable</h1>", "raise max_retries or max_wait_seconds"),
+		}},
+	})
+}
+
+func TestAccProfilesDataSource_longRetryAfterFailsAtOnce(t *testing.T) {
+	root, s := testStandin(t, standin.Options{LimitEvery: 1, RetryAfter: "7200"})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+			ExpectError: words("The service asked to retry later", "Response: HTTP 429",
+				"asked for a pause of 2h0m0s, longer than the provider waits (max_wait_seconds). Try again after"),
+		}},
+	})
+	if n := s.Requests.Load(); n > 2 {
+		t.Errorf("%d requests; a long Retry-After must not be retried", n)
+	}
+}

@@ -50,6 +50,7 @@ type Options struct {
 
 	RateLimit  float64 // requests per second accepted; above it 429 with Retry-After
 	RetryAfter string  // fixed Retry-After value on 429s, instead of the computed one
+	LimitEvery int     // every Nth request answers 429 with Retry-After (RetryAfter, or 1)
 	FailEvery  int     // every Nth request answers 503 with a proxy's HTML page
 	ResetEvery int     // every Nth request has its connection dropped
 	Delay      time.Duration
@@ -105,15 +106,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.limiter != nil {
 		if res := s.limiter.Reserve(); res.Delay() > 0 {
 			res.Cancel()
-			s.Limited.Add(1)
-			retry := s.opts.RetryAfter
-			if retry == "" {
-				retry = strconv.Itoa(int(math.Ceil(res.Delay().Seconds())))
-			}
-			w.Header().Set("Retry-After", retry)
-			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
+			s.tooMany(w, strconv.Itoa(int(math.Ceil(res.Delay().Seconds()))))
 			return
 		}
+	}
+	if s.opts.LimitEvery > 0 && n%int64(s.opts.LimitEvery) == 0 {
+		s.tooMany(w, "1")
+		return
 	}
 	if s.opts.ResetEvery > 0 && n%int64(s.opts.ResetEvery) == 0 {
 		dropConnection(w)
@@ -131,6 +130,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%06d", n))
 	s.mux.ServeHTTP(w, r)
+}
+
+// tooMany answers 429 with Retry-After: the configured value, or retry.
+func (s *Server) tooMany(w http.ResponseWriter, retry string) {
+	s.Limited.Add(1)
+	if s.opts.RetryAfter != "" {
+		retry = s.opts.RetryAfter
+	}
+	w.Header().Set("Retry-After", retry)
+	writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
 }
 
 // withEnv checks the bearer token of env.
