@@ -1,11 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/provider"
 )
@@ -23,11 +23,19 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers such as delve")
 	flag.Parse()
 
-	err := providerserver.Serve(context.Background(), provider.New(version, productionBaseURL, developmentBaseURL), providerserver.ServeOpts{
-		Address: "registry.terraform.io/browserprofile/browserprofile",
-		Debug:   debug,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	newServer := provider.NewServer(version, productionBaseURL, developmentBaseURL)
+	err := tf6server.Serve("registry.terraform.io/browserprofile/browserprofile", func() tfprotov6.ProviderServer {
+		s, err := newServer()
+		if err != nil {
+			log.Fatal(err)
+		}
+		return s
+	}, opts...)
 	if err != nil {
-		log.Fatal(err.Error())
+		log.Fatal(err)
 	}
 }

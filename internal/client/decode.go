@@ -29,8 +29,12 @@ type listPage struct {
 	hints    pageHints
 }
 
-// decodeListPage finds the profiles in one page of GET /browsers.
+// decodeListPage finds the profiles in one page of GET /browsers. The
+// profiles' Raw fields are slices of body.
 func decodeListPage(body []byte) (listPage, error) {
+	if err := validJSON(body); err != nil {
+		return listPage{}, err
+	}
 	switch firstByte(body) {
 	case '[':
 		profiles, ok, err := decodeArray(body)
@@ -42,10 +46,7 @@ func decodeListPage(body []byte) (listPage, error) {
 	default:
 		return listPage{}, shapeError("the body is neither a JSON array nor an object")
 	}
-	top, err := decodeObject(body)
-	if err != nil {
-		return listPage{}, err
-	}
+	top := decodeObject(body)
 	var page listPage
 	page.hints.collect(top)
 	profiles, found, err := findArray(top)
@@ -57,10 +58,7 @@ func decodeListPage(body []byte) (listPage, error) {
 		if firstByte(top[name]) != '{' {
 			continue
 		}
-		inner, err := decodeObject(top[name])
-		if err != nil {
-			return listPage{}, err
-		}
+		inner := decodeObject(top[name])
 		profiles, found, err := findArray(inner)
 		if err != nil || found {
 			page.hints.collect(inner)
@@ -97,10 +95,7 @@ func findArray(obj map[string]json.RawMessage) (profiles []Profile, found bool, 
 // array is not one of profiles (its first element has no profile_key); an
 // empty array is ok.
 func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, false, syntaxError(err)
-	}
+	elems := elements(raw)
 	profiles = make([]Profile, 0, len(elems))
 	for i, elem := range elems {
 		key, has, err := profileKey(elem)
@@ -121,6 +116,9 @@ func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
 // decodeProfile finds the one profile in a GET /browsers/{key} body: the
 // object itself, or an envelope holding it one or two levels down.
 func decodeProfile(body []byte) (Profile, error) {
+	if err := validJSON(body); err != nil {
+		return Profile{}, err
+	}
 	if firstByte(body) != '{' {
 		return Profile{}, shapeError("the body is not a JSON object")
 	}
@@ -132,10 +130,7 @@ func decodeProfile(body []byte) (Profile, error) {
 	for depth := 1; depth <= 2; depth++ {
 		var next []json.RawMessage
 		for _, raw := range level {
-			obj, err := decodeObject(raw)
-			if err != nil {
-				return Profile{}, err
-			}
+			obj := decodeObject(raw)
 			for _, name := range orderedKeys(obj) {
 				if firstByte(obj[name]) != '{' {
 					continue
@@ -166,23 +161,18 @@ func profileKey(obj json.RawMessage) (key string, has bool, err error) {
 	if firstByte(obj) != '{' {
 		return "", false, nil
 	}
-	var rec struct {
-		Key json.RawMessage `json:"profile_key"`
-	}
-	if err := json.Unmarshal(obj, &rec); err != nil {
-		return "", false, syntaxError(err)
-	}
-	switch firstByte(rec.Key) {
+	raw, found := field(obj, keyField)
+	switch firstByte(raw) {
 	case 0:
-		return "", false, nil
-	case '"':
-		if err := json.Unmarshal(rec.Key, &key); err != nil {
-			return "", false, syntaxError(err)
+		if !found {
+			return "", false, nil
 		}
+	case '"':
+		key = unquote(raw)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		key = string(rec.Key)
+		key = string(raw)
 	default:
-		return "", false, fmt.Errorf("%s is %s, not a string", keyField, rec.Key)
+		return "", false, fmt.Errorf("%s is %s, not a string", keyField, raw)
 	}
 	if key == "" {
 		return "", false, fmt.Errorf("%s is empty", keyField)
@@ -190,12 +180,27 @@ func profileKey(obj json.RawMessage) (key string, has bool, err error) {
 	return key, true, nil
 }
 
-func decodeObject(raw []byte) (map[string]json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, syntaxError(err)
+// decodeObject returns the members of a JSON object, as slices of raw.
+func decodeObject(raw []byte) map[string]json.RawMessage {
+	obj := map[string]json.RawMessage{}
+	eachField(raw, func(name, value []byte) bool {
+		obj[unquote(name)] = value
+		return true
+	})
+	return obj
+}
+
+// validJSON checks a whole body once, so that the scanner can assume it is
+// well formed; only on failure is it decoded again, for a precise message.
+func validJSON(body []byte) error {
+	if json.Valid(body) {
+		return nil
 	}
-	return obj, nil
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return syntaxError(err)
+	}
+	return shapeError("invalid JSON")
 }
 
 // orderedKeys returns obj's field names, conventional list fields first, the

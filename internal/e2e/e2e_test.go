@@ -155,8 +155,15 @@ output "prod_keys" { value = data.browserprofile_profiles.prod.profile_keys }
 
 func TestE2E_incompleteListWarnsInPlan(t *testing.T) {
 	t.Parallel()
-	root := startStandin(t, standin.Options{Paging: "has_more", PageSize: 2})
-	dir, env := workspace(t, fmt.Sprintf(`
+	for paging, want := range map[string]string{
+		"has_more": "gave no way to reach them that the provider understands",
+		"offhost":  "which is not the base address's own scheme, host and port, so it was not requested",
+		"loop":     "(a paging loop)",
+	} {
+		t.Run(paging, func(t *testing.T) {
+			t.Parallel()
+			root := startStandin(t, standin.Options{Paging: paging, PageSize: 2})
+			dir, env := workspace(t, fmt.Sprintf(`
 provider "browserprofile" {
   environment = "development"
   base_url    = %q
@@ -164,12 +171,15 @@ provider "browserprofile" {
 }
 data "browserprofile_profiles" "all" {}
 `, root+"/development/api/v1", standin.DemoDevelopmentToken))
-	out, err := terraform(t, dir, env, "plan", "-input=false", "-no-color")
-	if err != nil {
-		t.Fatalf("plan: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "Warning: The profile list may be incomplete") {
-		t.Errorf("no incomplete-list warning:\n%s", out)
+			out, err := terraform(t, dir, env, "plan", "-input=false", "-no-color")
+			if err != nil {
+				t.Fatalf("plan: %v\n%s", err, out)
+			}
+			flat := strings.Join(strings.Fields(out), " ")
+			if !strings.Contains(flat, "Warning: The profile list may be incomplete") || !strings.Contains(flat, want) {
+				t.Errorf("no incomplete-list warning saying %q:\n%s", want, out)
+			}
+		})
 	}
 }
 

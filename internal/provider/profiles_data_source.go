@@ -1,15 +1,23 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"errors"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 )
+
+// profilesTypeName is the list data source's type name.
+const profilesTypeName = "browserprofile_profiles"
 
 var (
 	_ datasource.DataSource              = &ProfilesDataSource{}
@@ -26,27 +34,8 @@ type ProfilesDataSource struct {
 	data *providerData
 }
 
-// ProfilesDataSourceModel documents browserprofile_profiles' state. Read
-// builds the state value directly (see Read), so this struct is the schema's
-// reference, kept in step by TestProfilesDataSource_stateMatchesModel.
-type ProfilesDataSourceModel struct {
-	Profiles    []ProfileModel `tfsdk:"profiles"`
-	ProfileKeys []types.String `tfsdk:"profile_keys"`
-}
-
-// ProfileModel is one element of profiles.
-type ProfileModel struct {
-	ProfileKey types.String `tfsdk:"profile_key"`
-	RawJSON    types.String `tfsdk:"raw_json"`
-}
-
-var profileAttrTypes = map[string]attr.Type{
-	"profile_key": types.StringType,
-	"raw_json":    types.StringType,
-}
-
 func (d *ProfilesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_profiles"
+	resp.TypeName = profilesTypeName
 }
 
 func (d *ProfilesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -89,33 +78,67 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if d.data == nil {
 		return
 	}
-	list, err := d.data.client.ListProfiles(ctx)
-	if err != nil {
-		d.data.addError(&resp.Diagnostics, path.Empty(), err)
+	state, diags := readProfiles(ctx, d.data)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
 		return
 	}
-	for _, w := range list.Warnings {
-		resp.Diagnostics.AddWarning("The profile list may be incomplete", w)
+	raw, err := (&tfprotov6.DynamicValue{MsgPack: state}).Unmarshal(resp.State.Schema.Type().TerraformType(ctx))
+	if err != nil {
+		resp.Diagnostics.AddError("Encoding the profile list failed", "This is a bug in the provider; please report it: "+err.Error())
+		return
 	}
+	resp.State.Raw = raw
+}
 
-	// The state is built as a tftypes value directly: with 100,000 profiles,
-	// reflection through State.Set costs seconds and many times the body's
-	// size in memory, and the shape is fixed by the schema above.
-	stateType := resp.State.Schema.Type().TerraformType(ctx)
-	profileType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
-		"profile_key": tftypes.String, "raw_json": tftypes.String,
-	}}
-	profiles := make([]tftypes.Value, len(list.Profiles))
-	keys := make([]tftypes.Value, len(list.Profiles))
-	for i, p := range list.Profiles {
-		keys[i] = tftypes.NewValue(tftypes.String, p.Key)
-		profiles[i] = tftypes.NewValue(profileType, map[string]tftypes.Value{
-			"profile_key": keys[i],
-			"raw_json":    tftypes.NewValue(tftypes.String, string(p.Raw)),
-		})
+// readProfiles lists the profiles and returns browserprofile_profiles' state
+// as msgpack, with the list's warnings. Both Read and the protocol server's
+// fast path (server.go) use it.
+func readProfiles(ctx context.Context, data *providerData) ([]byte, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	list, err := data.client.ListProfiles(ctx)
+	if err != nil {
+		data.addError(&diags, path.Empty(), err)
+		return nil, diags
 	}
-	resp.State.Raw = tftypes.NewValue(stateType, map[string]tftypes.Value{
-		"profiles":     tftypes.NewValue(tftypes.List{ElementType: profileType}, profiles),
-		"profile_keys": tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, keys),
-	})
+	for _, w := range list.Warnings {
+		diags.AddWarning("The profile list may be incomplete", w)
+	}
+	state, err := profilesState(list.Profiles)
+	if err != nil {
+		diags.AddError("Encoding the profile list failed", "This is a bug in the provider; please report it: "+err.Error())
+	}
+	return state, diags
+}
+
+// profilesState encodes the state of browserprofile_profiles, an object of
+// profile_keys (list of string) and profiles (list of objects of
+// profile_key and raw_json), in msgpack, the wire form of Terraform values,
+// straight from the decoded list: attributes in sorted order, as tftypes
+// writes them (TestProfilesState_matchesTftypes holds the two together).
+func profilesState(profiles []client.Profile) ([]byte, error) {
+	var buf bytes.Buffer
+	size := 64
+	for _, p := range profiles {
+		size += 2*len(p.Key) + len(p.Raw) + 40
+	}
+	buf.Grow(size)
+	enc := msgpack.NewEncoder(&buf)
+	err := errors.Join(
+		enc.EncodeMapLen(2),
+		enc.EncodeString("profile_keys"),
+		enc.EncodeArrayLen(len(profiles)),
+	)
+	for _, p := range profiles {
+		err = errors.Join(err, enc.EncodeString(p.Key))
+	}
+	err = errors.Join(err, enc.EncodeString("profiles"), enc.EncodeArrayLen(len(profiles)))
+	for _, p := range profiles {
+		err = errors.Join(err,
+			enc.EncodeMapLen(2),
+			enc.EncodeString("profile_key"), enc.EncodeString(p.Key),
+			enc.EncodeString("raw_json"), enc.EncodeString(string(p.Raw)),
+		)
+	}
+	return buf.Bytes(), err
 }

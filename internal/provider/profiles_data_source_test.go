@@ -1,15 +1,24 @@
 package provider
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -198,5 +207,89 @@ func TestAccProfilesDataSource_longRetryAfterFailsAtOnce(t *testing.T) {
 	})
 	if n := s.Requests.Load(); n > 2 {
 		t.Errorf("%d requests; a long Retry-After must not be retried", n)
+	}
+}
+
+// The fast path's msgpack must be what tftypes writes for the schema's type.
+func TestProfilesState_matchesTftypes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var ds datasource.SchemaResponse
+	NewProfilesDataSource().Schema(ctx, datasource.SchemaRequest{}, &ds)
+	stateType := ds.Schema.Type().TerraformType(ctx)
+	profileType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"profile_key": tftypes.String, "raw_json": tftypes.String}}
+
+	for _, n := range []int{0, 1, 40, 70000} {
+		profiles := make([]client.Profile, n)
+		keys, objs := []tftypes.Value{}, []tftypes.Value{}
+		for i := range profiles {
+			key := fmt.Sprintf("k%d-%s", i, strings.Repeat("é", i%40))
+			raw := fmt.Sprintf(`{"profile_key": %q, "pad": %q}`, key, strings.Repeat("x", i%300))
+			profiles[i] = client.Profile{Key: key, Raw: []byte(raw)}
+			k := tftypes.NewValue(tftypes.String, key)
+			keys = append(keys, k)
+			objs = append(objs, tftypes.NewValue(profileType, map[string]tftypes.Value{"profile_key": k, "raw_json": tftypes.NewValue(tftypes.String, raw)}))
+		}
+		want, err := tfprotov6.NewDynamicValue(stateType, tftypes.NewValue(stateType, map[string]tftypes.Value{
+			"profile_keys": tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, keys),
+			"profiles":     tftypes.NewValue(tftypes.List{ElementType: profileType}, objs),
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := profilesState(profiles)
+		if err != nil || !bytes.Equal(got, want.MsgPack) {
+			t.Errorf("%d profiles: encodings differ (err %v)", n, err)
+		}
+	}
+}
+
+func TestAccProfilesDataSource_readsEveryPagingStyleThroughFaults(t *testing.T) {
+	for name, opts := range map[string]standin.Options{
+		"link":                  {Paging: "link", PageSize: 4},
+		"next url":              {Paging: "next_url", PageSize: 4},
+		"page number":           {Paging: "page_number", PageSize: 4, Shape: "profiles_total"},
+		"offset headers":        {Paging: "offset_headers", PageSize: 4},
+		"slow answers":          {Delay: 200 * time.Millisecond, Paging: "link", PageSize: 4},
+		"resets and html 503s":  {ResetEvery: 3, FailEvery: 4, Shape: "data_items"},
+		"rate limited, 1s wait": {LimitEvery: 2, Paging: "next_url", PageSize: 4},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, _ := testStandin(t, opts)
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+							knownvalue.ListExact(stringValues(devKeys))),
+					},
+				}},
+			})
+		})
+	}
+}
+
+func TestAccProfilesDataSource_hostileResponsesFailClearly(t *testing.T) {
+	cases := map[string]struct {
+		opts standin.Options
+		want []string
+	}{
+		"truncated JSON": {standin.Options{Truncate: true}, []string{
+			"The response has a shape the provider does not understand", "Problem: invalid JSON: unexpected end of JSON input"}},
+		"redirect to another host": {standin.Options{RedirectTo: "http://127.0.0.2:1"}, []string{
+			"Refused to follow a redirect to another host", "redirected to http://127.0.0.2:1/…", "the token never leaves for another host"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			root, _ := testStandin(t, tc.opts)
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config:      devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+					ExpectError: words(tc.want...),
+				}},
+			})
+		})
 	}
 }

@@ -48,6 +48,8 @@ type BrowserProfileProvider struct {
 	// released with (set through -ldflags -X from .goreleaser.yml); empty in
 	// a development build.
 	builtIn map[string]string
+	// configured is what Configure produced, for server.ReadDataSource.
+	configured configuredData
 }
 
 // BrowserProfileProviderModel is the provider block.
@@ -165,6 +167,7 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 	})
 	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL()}
 	resp.DataSourceData = data
+	p.configured.Store(data)
 }
 
 func (p *BrowserProfileProvider) Resources(context.Context) []func() resource.Resource {

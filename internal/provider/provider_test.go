@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -17,9 +16,10 @@ import (
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
-// protoV6 serves the provider in-process; no terraform init is needed.
+// protoV6 serves the provider in-process, through the same server as
+// main.go; no terraform init is needed.
 var protoV6 = map[string]func() (tfprotov6.ProviderServer, error){
-	"browserprofile": providerserver.NewProtocol6WithError(New("test", "", "")()),
+	"browserprofile": NewServer("test", "", ""),
 }
 
 // testStandin starts the stand-in API with the demo environments on

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# make bench: the performance targets of the provider, each printed as a ratio
+# against a reference measured in the same run (these machines are noisy).
+#
+#  (a) scale: terraform plan of one browserprofile_profiles over 100,000
+#      profiles. The provider process's CPU time and peak memory, from
+#      /usr/bin/time wrapped around the binary, against the floor: one GET of
+#      the same body plus json.Unmarshal into []map[string]any.
+#      Targets: CPU <= 2x the floor, peak memory <= 8x the body.
+#  (b) rate limit: a plan of the list plus 300 browserprofile_profile against
+#      the stand-in limited to 50 requests/s with Retry-After, no rate set in
+#      the provider block. Targets: no error, wall time <= 1.25x the ideal
+#      (max of requests / rate and the same plan unthrottled), < 10% of the
+#      requests answered 429.
+#  (c) Go benchmarks of list decoding, key encoding and the list's read.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+terraform="$("$root/scripts/ensure-terraform.sh")"
+rounds="${BENCH_ROUNDS:-3}"
+if [ ! -x /usr/bin/time ]; then
+  echo "installing GNU time (Debian package 'time') to measure the provider process" >&2
+  { apt-get update -qq && apt-get install -y -qq time; } >&2
+fi
+
+tmp="$(mktemp -d)"
+standin_pid=""
+stop_standin() {
+  if [ -n "$standin_pid" ]; then kill "$standin_pid" 2>/dev/null || true; wait "$standin_pid" 2>/dev/null || true; fi
+  standin_pid=""
+}
+trap 'stop_standin; rm -rf "$tmp"' EXIT
+
+cd "$root"
+go build -o "$tmp/real/terraform-provider-browserprofile" .
+go build -o "$tmp/standin" ./cmd/standin
+go build -o "$tmp/benchfloor" ./cmd/benchfloor
+mkdir -p "$tmp/bin"
+# Terraform starts the provider through this wrapper; each start appends
+# "user sys maxrss_kb" to time.log.
+cat >"$tmp/bin/terraform-provider-browserprofile" <<WRAP
+#!/bin/sh
+exec /usr/bin/time -a -o "$tmp/time.log" -f "%U %S %M" "$tmp/real/terraform-provider-browserprofile" "\$@"
+WRAP
+chmod +x "$tmp/bin/terraform-provider-browserprofile"
+cat >"$tmp/terraformrc" <<CFG
+provider_installation {
+  dev_overrides {
+    "registry.terraform.io/browserprofile/browserprofile" = "$tmp/bin"
+  }
+  direct {}
+}
+CFG
+export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
+
+start_standin() {
+  rm -f "$tmp/standin.env"
+  "$tmp/standin" -env-file "$tmp/standin.env" "$@" >"$tmp/standin.log" 2>&1 &
+  standin_pid=$!
+  for _ in $(seq 100); do [ -s "$tmp/standin.env" ] && break; sleep 0.1; done
+  set -a; . "$tmp/standin.env"; set +a
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+now() { date +%s.%N; }
+
+mkdir -p "$tmp/scale" "$tmp/rate"
+cat >"$tmp/scale/main.tf" <<'TF'
+terraform {
+  required_providers {
+    browserprofile = { source = "browserprofile/browserprofile" }
+  }
+}
+provider "browserprofile" {}
+data "browserprofile_profiles" "all" {}
+output "profiles" { value = length(data.browserprofile_profiles.all.profile_keys) }
+TF
+cat >"$tmp/rate/main.tf" <<'TF'
+terraform {
+  required_providers {
+    browserprofile = { source = "browserprofile/browserprofile" }
+  }
+}
+provider "browserprofile" {}
+data "browserprofile_profiles" "all" {}
+data "browserprofile_profile" "each" {
+  for_each    = toset([for i in range(300) : format("bp_gen_%07d", i)])
+  profile_key = each.key
+}
+output "read" { value = length(data.browserprofile_profile.each) }
+TF
+
+echo "== (a) scale: 100,000 profiles, $rounds rounds"
+start_standin -generate 100000
+: >"$tmp/ratios"
+for r in $(seq "$rounds"); do
+  /usr/bin/time -o "$tmp/floor.time" -f "%U %S %M" "$tmp/benchfloor" "$BROWSERPROFILE_BASE_URL/browsers" >"$tmp/floor.out"
+  read -r body _ <"$tmp/floor.out"
+  read -r fu fs fm <"$tmp/floor.time"
+  : >"$tmp/time.log"
+  "$terraform" -chdir="$tmp/scale" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; exit 1; }
+  grep -q 'profiles = 100000' "$tmp/plan.log" || { echo "the plan did not read 100000 profiles"; cat "$tmp/plan.log"; exit 1; }
+  # All provider processes of the plan: CPU summed, memory the largest.
+  read -r pcpu pmem < <(awk '{cpu += $1 + $2; if ($3 > mem) mem = $3} END {print cpu, mem}' "$tmp/time.log")
+  fcpu=$(echo "$fu + $fs" | bc)
+  cpu_ratio=$(echo "scale=2; $pcpu / $fcpu" | bc)
+  mem_ratio=$(echo "scale=2; $pmem * 1024 / $body" | bc)
+  printf '  round %d: body %.1f MB | floor %.2fs CPU %d MB | provider %.2fs CPU %d MB | CPU %sx floor, memory %sx body\n' \
+    "$r" "$(echo "$body / 1000000" | bc -l)" "$fcpu" $((fm / 1024)) "$pcpu" $((pmem / 1024)) "$cpu_ratio" "$mem_ratio"
+  echo "$cpu_ratio $mem_ratio" >>"$tmp/ratios"
+done
+stop_standin
+cpu_med=$(cut -d' ' -f1 "$tmp/ratios" | median)
+mem_med=$(cut -d' ' -f2 "$tmp/ratios" | median)
+
+echo "== (b) 301 reads against a 50 requests/s limit"
+start_standin -generate 300
+s=$(now); "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; exit 1; }
+free_wall=$(echo "$(now) - $s" | bc)
+stop_standin
+free_requests=$(awk '/^standin:/ {print $2}' "$tmp/standin.log")
+
+start_standin -generate 300 -rate-limit 50
+s=$(now); rate_rc=0
+"$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rate_rc=$?
+rate_wall=$(echo "$(now) - $s" | bc)
+stop_standin
+read -r requests limited < <(awk '/^standin:/ {print $2, $4}' "$tmp/standin.log")
+ideal=$(echo "scale=3; r = $free_requests / 50; if (r > $free_wall) r else $free_wall" | bc)
+wall_ratio=$(echo "scale=2; $rate_wall / $ideal" | bc)
+share=$(echo "scale=1; 100 * $limited / $requests" | bc)
+errors=$(grep -c '^Error' "$tmp/plan.log" || true)
+printf '  unthrottled: %d requests in %.2fs | limited: %d requests, %d answered 429 (%s%%), %.2fs, %d errors | ideal %.2fs, wall %sx ideal\n' \
+  "$free_requests" "$free_wall" "$requests" "$limited" "$share" "$rate_wall" "$errors" "$ideal" "$wall_ratio"
+
+echo "== (c) Go benchmarks"
+go test -run '^$' -bench . -benchmem ./internal/client/ ./internal/provider/ | grep -E '^(Benchmark|ok)'
+
+failed=0
+check() { # LABEL VALUE TARGET CONDITION
+  local v=PASS
+  [ "$(echo "$4" | bc)" = 1 ] || { v=FAIL; failed=1; }
+  printf '  %-22s %-14s %-18s %s\n' "$1" "$2" "$3" "$v"
+}
+echo "== summary (medians of $rounds rounds for (a))"
+check "(a) provider CPU" "${cpu_med}x floor" "target <= 2x" "$cpu_med <= 2"
+check "(a) provider memory" "${mem_med}x body" "target <= 8x" "$mem_med <= 8"
+check "(b) wall time" "${wall_ratio}x ideal" "target <= 1.25x" "$wall_ratio <= 1.25"
+check "(b) 429 share" "${share}%" "target < 10%" "$share < 10"
+check "(b) errors" "$errors" "target 0" "$errors == 0 && $rate_rc == 0"
+exit "$failed"
