@@ -34,7 +34,8 @@ func main() {
 	flag.Parse()
 
 	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || !(host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()) {
+	ip := net.ParseIP(host)
+	if loopback := host == "localhost" || ip != nil && ip.IsLoopback(); err != nil || !loopback {
 		log.Fatalf("standin: -addr must be a loopback address, got %q", *addr)
 	}
 	opts.Environments = standin.DemoEnvironments()

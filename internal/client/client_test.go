@@ -19,7 +19,7 @@ const testToken = "tok-abcdef123456"
 
 // newTestClient returns a client for an httptest server running handler,
 // with waits short enough for tests.
-func newTestClient(t *testing.T, handler http.HandlerFunc, tweak ...func(*Config)) (*Client, *httptest.Server) {
+func newTestClient(t *testing.T, handler http.HandlerFunc, tweak ...func(*Config)) *Client {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
@@ -36,13 +36,13 @@ func newTestClient(t *testing.T, handler http.HandlerFunc, tweak ...func(*Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, srv
+	return c
 }
 
 func TestGetProfile_sendsDocumentedRequest(t *testing.T) {
 	t.Parallel()
 	var got *http.Request
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		got = r.Clone(context.Background())
 		io.WriteString(w, `{"profile_key":"k1","name":"n"}`)
 	})
@@ -76,7 +76,7 @@ func TestGetProfile_encodesKeyAsOnePathSegment(t *testing.T) {
 	keys := []string{"team/alpha", "q?x=1#frag", "100% legit", "café-東京", "a;b,c", "..x", "%2F", " lead and trail "}
 	var mu sync.Mutex
 	var seen []string
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.URL.EscapedPath())
 		mu.Unlock()
@@ -108,7 +108,7 @@ func quote(s string) string {
 func TestGetProfile_refusesKeysThatCannotBeSent(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
 	for key, want := range map[string]error{"": ErrKeyEmpty, ".": ErrKeyDotSegment, "..": ErrKeyDotSegment, "{profile_key}": ErrKeyPlaceholder} {
 		if _, err := c.GetProfile(context.Background(), key); !errors.Is(err, want) {
 			t.Errorf("key %q: err = %v, want %v", key, err, want)
@@ -138,7 +138,7 @@ func TestErrors_mapStatusesToKinds(t *testing.T) {
 		{200, `{"unrelated":true}`, ErrUnexpectedShape},
 	}
 	for _, tc := range cases {
-		c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Request-Id", "rid-7")
 			w.WriteHeader(tc.status)
 			io.WriteString(w, tc.body)
@@ -160,7 +160,7 @@ func TestErrors_mapStatusesToKinds(t *testing.T) {
 
 func TestErrors_neverCarryTheToken(t *testing.T) {
 	t.Parallel()
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(401)
 		io.WriteString(w, `{"error":"bad token","received":"`+r.Header.Get("Authorization")+`"}`)
 	})
@@ -188,7 +188,7 @@ func TestExcerpt_masksBeforeTruncating(t *testing.T) {
 func TestRetry_recoversFromRateLimitAndOutages(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		switch n.Add(1) {
 		case 1:
 			w.Header().Set("Retry-After", "0")
@@ -214,7 +214,7 @@ func TestRetry_recoversFromRateLimitAndOutages(t *testing.T) {
 func TestRetry_lastStatusSurvivesGivingUp(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		w.WriteHeader(503)
 		io.WriteString(w, "<html><h1>503 Service Temporarily Unavailable</h1></html>")
@@ -232,7 +232,7 @@ func TestRetry_lastStatusSurvivesGivingUp(t *testing.T) {
 func TestRetry_longRetryAfterFailsAtOnce(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		w.Header().Set("Retry-After", "3600")
 		w.WriteHeader(429)
@@ -253,7 +253,7 @@ func TestRetry_longRetryAfterFailsAtOnce(t *testing.T) {
 
 func TestRetry_cancellationStopsWaiting(t *testing.T) {
 	t.Parallel()
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "30")
 		w.WriteHeader(429)
 	}, func(c *Config) { c.MaxWait = time.Minute })
@@ -311,7 +311,7 @@ func TestRedirect_neverCarriesTokenToAnotherHost(t *testing.T) {
 		io.WriteString(w, `[]`)
 	}))
 	t.Cleanup(other.Close)
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
 	})
 	_, err := c.ListProfiles(context.Background())
@@ -325,7 +325,7 @@ func TestRedirect_neverCarriesTokenToAnotherHost(t *testing.T) {
 
 func TestRedirect_followedOnSameOrigin(t *testing.T) {
 	t.Parallel()
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/v1/browsers" {
 			http.Redirect(w, r, "/api/v1/browsers/", http.StatusMovedPermanently)
 			return
@@ -343,7 +343,7 @@ func TestRedirect_followedOnSameOrigin(t *testing.T) {
 
 func TestBody_sizeLimit(t *testing.T) {
 	t.Parallel()
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `[`+strings.Repeat(`{"profile_key":"aaaaaaaa"},`, 100)+`{"profile_key":"z"}]`)
 	}, func(c *Config) { c.MaxBodyBytes = 1000 })
 	if _, err := c.ListProfiles(context.Background()); !errors.Is(err, ErrBodyTooLarge) {
@@ -355,7 +355,7 @@ func TestGet_identicalReadsInFlightAreSentOnce(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
 	release := make(chan struct{})
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		<-release
 		io.WriteString(w, `{"profile_key":"k"}`)
@@ -381,7 +381,7 @@ func TestGet_identicalReadsInFlightAreSentOnce(t *testing.T) {
 func TestThrottle_capsRequestsInFlight(t *testing.T) {
 	t.Parallel()
 	var cur, peak atomic.Int32
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		v := cur.Add(1)
 		for {
 			p := peak.Load()
@@ -398,11 +398,29 @@ func TestThrottle_capsRequestsInFlight(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.GetProfile(context.Background(), strings.Repeat("k", i+1))
+			if _, err := c.GetProfile(context.Background(), strings.Repeat("k", i+1)); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
 	if peak.Load() > 3 {
 		t.Errorf("%d requests in flight, cap 3", peak.Load())
+	}
+}
+
+func TestRetry_staysInsideTheOverallDeadline(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(503)
+	}, func(c *Config) { c.MaxRetries = 10; c.MaxWait = 5 * time.Second; c.Timeout = 1500 * time.Millisecond })
+	start := time.Now()
+	_, err := c.ListProfiles(context.Background())
+	if !errors.Is(err, ErrTimeout) {
+		t.Errorf("err = %v, want ErrTimeout", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("gave up after %s, deadline 1.5s", took)
 	}
 }

@@ -104,7 +104,7 @@ func TestListProfiles_warnsInsteadOfTruncatingSilently(t *testing.T) {
 
 func TestListProfiles_totalLargerThanDelivered(t *testing.T) {
 	t.Parallel()
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"profiles": [{"profile_key": "a"}], "totalCount": 3}`)
 	})
 	list, err := c.ListProfiles(context.Background())
@@ -124,7 +124,7 @@ func TestListProfiles_pageLimit(t *testing.T) {
 
 func TestListProfiles_sortedByteOrderAndDeduplicated(t *testing.T) {
 	t.Parallel()
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `[{"profile_key":"b"},{"profile_key":"B"},{"profile_key":"a"},{"profile_key":"b","dup":true},{"profile_key":"é"}]`)
 	})
 	list, err := c.ListProfiles(context.Background())

@@ -37,7 +37,11 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.(*response), nil
+	resp, ok := v.(*response)
+	if !ok {
+		return nil, fmt.Errorf("client: unexpected result %T", v)
+	}
+	return resp, nil
 }
 
 type attemptsKey struct{}

@@ -12,17 +12,37 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
-var (
-	buildOnce sync.Once
-	pluginDir string
-	buildErr  error
-)
+// pluginDir holds the provider built once for every test.
+var pluginDir string
+
+func TestMain(m *testing.M) {
+	if os.Getenv("TF_ACC") != "" {
+		dir, err := os.MkdirTemp("", "browserprofile-e2e-")
+		if err == nil {
+			pluginDir = dir
+			var out []byte
+			out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-browserprofile"),
+				"github.com/browserprofile/terraform-provider-browserprofile").CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("go build: %v\n%s", err, out)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	if pluginDir != "" {
+		os.RemoveAll(pluginDir)
+	}
+	os.Exit(code)
+}
 
 // workspace builds the provider once, and returns a directory holding
 // main.tf and the environment for running terraform on it.
@@ -38,28 +58,20 @@ func workspace(t *testing.T, mainTF string) (dir string, env []string) {
 			t.Fatal("no terraform: put one on PATH or set TF_ACC_TERRAFORM_PATH (scripts/ensure-terraform.sh builds one)")
 		}
 	}
-	buildOnce.Do(func() {
-		pluginDir, buildErr = os.MkdirTemp("", "browserprofile-e2e-")
-		if buildErr == nil {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "terraform-provider-browserprofile"),
-				"github.com/browserprofile/terraform-provider-browserprofile").CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
 	dir = t.TempDir()
+	// OpenTofu resolves the same source address on its own registry host.
+	host := os.Getenv("TF_ACC_PROVIDER_HOST")
+	if host == "" {
+		host = "registry.terraform.io"
+	}
 	rc := filepath.Join(dir, "terraformrc")
 	writeFile(t, rc, fmt.Sprintf(`provider_installation {
   dev_overrides {
-    "registry.terraform.io/browserprofile/browserprofile" = %q
+    "%s/browserprofile/browserprofile" = %q
   }
   direct {}
 }
-`, pluginDir))
+`, host, pluginDir))
 	writeFile(t, filepath.Join(dir, "main.tf"), `terraform {
   required_providers {
     browserprofile = { source = "browserprofile/browserprofile" }

@@ -33,7 +33,10 @@ func BenchmarkProfilesRead(b *testing.B) {
 			p := New("bench", "", "")()
 			var ps provider.SchemaResponse
 			p.Schema(ctx, provider.SchemaRequest{}, &ps)
-			cfgType := ps.Schema.Type().TerraformType(ctx).(tftypes.Object)
+			cfgType, ok := ps.Schema.Type().TerraformType(ctx).(tftypes.Object)
+			if !ok {
+				b.Fatal("the provider schema is not an object")
+			}
 			cfgVals := map[string]tftypes.Value{}
 			for name, typ := range cfgType.AttributeTypes {
 				cfgVals[name] = tftypes.NewValue(typ, nil)
@@ -51,7 +54,10 @@ func BenchmarkProfilesRead(b *testing.B) {
 			}
 			var ds datasource.SchemaResponse
 			NewProfilesDataSource().Schema(ctx, datasource.SchemaRequest{}, &ds)
-			dsType := ds.Schema.Type().TerraformType(ctx).(tftypes.Object)
+			dsType, ok := ds.Schema.Type().TerraformType(ctx).(tftypes.Object)
+			if !ok {
+				b.Fatal("the data source schema is not an object")
+			}
 			dsVals := map[string]tftypes.Value{}
 			for name, typ := range dsType.AttributeTypes {
 				dsVals[name] = tftypes.NewValue(typ, nil)

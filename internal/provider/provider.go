@@ -69,10 +69,14 @@ type BrowserProfileProviderModel struct {
 // productionURL and developmentURL are the built-in base addresses.
 func New(version, productionURL, developmentURL string) func() provider.Provider {
 	return func() provider.Provider {
-		return &BrowserProfileProvider{
-			version: version,
-			builtIn: map[string]string{Production: productionURL, Development: developmentURL},
-		}
+		return newProvider(version, productionURL, developmentURL)
+	}
+}
+
+func newProvider(version, productionURL, developmentURL string) *BrowserProfileProvider {
+	return &BrowserProfileProvider{
+		version: version,
+		builtIn: map[string]string{Production: productionURL, Development: developmentURL},
 	}
 }
 

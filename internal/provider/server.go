@@ -15,7 +15,7 @@ import (
 // server (every provider block, in Terraform) has its own configuration.
 func NewServer(version, productionURL, developmentURL string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		p := New(version, productionURL, developmentURL)().(*BrowserProfileProvider)
+		p := newProvider(version, productionURL, developmentURL)
 		fw, err := providerserver.NewProtocol6WithError(p)()
 		if err != nil {
 			return nil, err

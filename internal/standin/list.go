@@ -26,10 +26,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) 
 	more := offset+len(items) < len(all)
 	self := *r.URL
 	self.Scheme, self.Host = "http", r.Host
-	pageURL := func(name string, n int) string {
+	pageURL := func(n int) string {
 		u := self
 		q := u.Query()
-		q.Set(name, strconv.Itoa(n))
+		q.Set("page", strconv.Itoa(n))
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
@@ -38,12 +38,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) 
 	switch s.opts.Paging {
 	case "link":
 		if more {
-			w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="first"`, pageURL("page", page+1), pageURL("page", 1)))
+			w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="first"`, pageURL(page+1), pageURL(1)))
 		}
 	case "next_url":
 		envelope["next"] = nil
 		if more {
-			envelope["next"] = pageURL("page", page+1)
+			envelope["next"] = pageURL(page + 1)
 		}
 	case "page_number":
 		envelope["page"], envelope["total_pages"] = page, pages
@@ -59,7 +59,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) 
 			w.Header().Set("Link", fmt.Sprintf(`<http://elsewhere.invalid/api/v1/browsers?page=%d>; rel="next"`, page+1))
 		}
 	case "loop":
-		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, pageURL("page", 1)))
+		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, pageURL(1)))
 	}
 
 	body := s.listBody(items, len(all), envelope)

@@ -184,7 +184,7 @@ func (s *Server) one(w http.ResponseWriter, r *http.Request, env *Environment) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v) // the client may have gone; nothing to tell
 }
 
 // dropConnection closes the connection without an answer, as a crashing

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Prints the path of an OpenTofu 1.10 binary, built once from the Go module
+# proxy (about 7 minutes) and cached outside the repository. OpenTofu's module
+# has replace directives, so `go install` refuses it: the module is downloaded
+# and built in place.
+set -euo pipefail
+version=v1.10.7
+cache="${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/tofu-$version-release"
+if [ ! -x "$cache/tofu" ]; then
+  echo "building OpenTofu $version from the Go module proxy into $cache (about 7 minutes, once)" >&2
+  dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/opentofu/opentofu@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$dir" ] || { echo "go mod download gave no directory for OpenTofu $version" >&2; exit 1; }
+  mkdir -p "$cache"
+  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$cache/tofu.tmp" ./cmd/tofu) >&2
+  mv "$cache/tofu.tmp" "$cache/tofu"
+fi
+echo "$cache/tofu"
