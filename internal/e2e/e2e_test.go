@@ -44,27 +44,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// workspace builds the provider once, and returns a directory holding
-// main.tf and the environment for running terraform on it.
-func workspace(t *testing.T, mainTF string) (dir string, env []string) {
+// workspace is a directory holding main.tf, and how to run the CLI on it.
+type workspace struct {
+	dir string
+	bin string   // terraform, or the CLI TF_ACC_TERRAFORM_PATH names
+	env []string // the CLI's environment
+}
+
+// newWorkspace writes main.tf (with the required_providers block) and a CLI
+// configuration whose dev_overrides point at the provider built by TestMain.
+func newWorkspace(t *testing.T, mainTF string) *workspace {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run the end-to-end tests")
 	}
-	terraform := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if terraform == "" {
+	w := &workspace{dir: t.TempDir(), bin: os.Getenv("TF_ACC_TERRAFORM_PATH")}
+	if w.bin == "" {
 		var err error
-		if terraform, err = exec.LookPath("terraform"); err != nil {
+		if w.bin, err = exec.LookPath("terraform"); err != nil {
 			t.Fatal("no terraform: put one on PATH or set TF_ACC_TERRAFORM_PATH (scripts/ensure-terraform.sh builds one)")
 		}
 	}
-	dir = t.TempDir()
 	// OpenTofu resolves the same source address on its own registry host.
 	host := os.Getenv("TF_ACC_PROVIDER_HOST")
 	if host == "" {
 		host = "registry.terraform.io"
 	}
-	rc := filepath.Join(dir, "terraformrc")
+	rc := filepath.Join(w.dir, "terraformrc")
 	writeFile(t, rc, fmt.Sprintf(`provider_installation {
   dev_overrides {
     "%s/browserprofile/browserprofile" = %q
@@ -72,20 +78,29 @@ func workspace(t *testing.T, mainTF string) (dir string, env []string) {
   direct {}
 }
 `, host, pluginDir))
-	writeFile(t, filepath.Join(dir, "main.tf"), `terraform {
+	writeFile(t, filepath.Join(w.dir, "main.tf"), `terraform {
   required_providers {
     browserprofile = { source = "browserprofile/browserprofile" }
   }
 }
 `+mainTF)
-	// A clean environment: nothing BROWSERPROFILE_* leaks in from outside.
+	// A clean environment: nothing BROWSERPROFILE_* or TF_* leaks in.
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BROWSERPROFILE_") && !strings.HasPrefix(kv, "TF_") {
-			env = append(env, kv)
+			w.env = append(w.env, kv)
 		}
 	}
-	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TERRAFORM_BIN="+terraform)
-	return dir, env
+	w.env = append(w.env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	return w
+}
+
+// run runs the CLI in the workspace, with extra environment variables (later
+// ones win), and returns its combined output.
+func (w *workspace) run(extraEnv []string, args ...string) (string, error) {
+	cmd := exec.Command(w.bin, append([]string{"-chdir=" + w.dir}, args...)...)
+	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 func writeFile(t *testing.T, name, content string) {
@@ -93,21 +108,6 @@ func writeFile(t *testing.T, name, content string) {
 	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// terraform runs the CLI in dir and returns its combined output.
-func terraform(t *testing.T, dir string, env []string, args ...string) (string, error) {
-	t.Helper()
-	var bin string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TERRAFORM_BIN="); ok {
-			bin = v
-		}
-	}
-	cmd := exec.Command(bin, append([]string{"-chdir=" + dir}, args...)...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 func startStandin(t *testing.T, opts standin.Options) string {
@@ -121,7 +121,7 @@ func startStandin(t *testing.T, opts standin.Options) string {
 func TestE2E_forEachOverKeysWithTwoAliasedEnvironments(t *testing.T) {
 	t.Parallel()
 	root := startStandin(t, standin.Options{})
-	dir, env := workspace(t, fmt.Sprintf(`
+	w := newWorkspace(t, fmt.Sprintf(`
 provider "browserprofile" {
   alias       = "prod"
   environment = "production"
@@ -147,10 +147,10 @@ resource "terraform_data" "dev" {
 output "prod_keys" { value = data.browserprofile_profiles.prod.profile_keys }
 `, root+"/production/api/v1", standin.DemoProductionToken, root+"/development/api/v1", standin.DemoDevelopmentToken))
 
-	if out, err := terraform(t, dir, env, "apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
+	if out, err := w.run(nil, "apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
-	state, err := terraform(t, dir, env, "state", "list")
+	state, err := w.run(nil, "state", "list")
 	if err != nil {
 		t.Fatalf("state list: %v\n%s", err, state)
 	}
@@ -159,7 +159,7 @@ output "prod_keys" { value = data.browserprofile_profiles.prod.profile_keys }
 			t.Errorf("state has no %s:\n%s", addr, state)
 		}
 	}
-	out, err := terraform(t, dir, env, "output", "-json", "prod_keys")
+	out, err := w.run(nil, "output", "-json", "prod_keys")
 	if want := `["bp_prod_01HZX3K9Q2","bp_prod_01HZX3M7T8","bp_prod_01HZX3P4W1"]`; err != nil || strings.TrimSpace(out) != want {
 		t.Errorf("prod_keys = %s (%v), want %s", out, err, want)
 	}
@@ -175,7 +175,7 @@ func TestE2E_incompleteListWarnsInPlan(t *testing.T) {
 		t.Run(paging, func(t *testing.T) {
 			t.Parallel()
 			root := startStandin(t, standin.Options{Paging: paging, PageSize: 2})
-			dir, env := workspace(t, fmt.Sprintf(`
+			w := newWorkspace(t, fmt.Sprintf(`
 provider "browserprofile" {
   environment = "development"
   base_url    = %q
@@ -183,7 +183,7 @@ provider "browserprofile" {
 }
 data "browserprofile_profiles" "all" {}
 `, root+"/development/api/v1", standin.DemoDevelopmentToken))
-			out, err := terraform(t, dir, env, "plan", "-input=false", "-no-color")
+			out, err := w.run(nil, "plan", "-input=false", "-no-color")
 			if err != nil {
 				t.Fatalf("plan: %v\n%s", err, out)
 			}
@@ -199,7 +199,7 @@ func TestE2E_traceLogsNeverShowTheToken(t *testing.T) {
 	t.Parallel()
 	root := startStandin(t, standin.Options{EchoToken: true, FailEvery: 3})
 	const token = standin.DemoDevelopmentToken
-	dir, env := workspace(t, fmt.Sprintf(`
+	w := newWorkspace(t, fmt.Sprintf(`
 provider "browserprofile" {
   environment = "development"
   base_url    = %q
@@ -208,8 +208,7 @@ data "browserprofile_profiles" "all" {}
 data "browserprofile_profile" "one" { profile_key = "team/alpha" }
 data "browserprofile_profile" "missing" { profile_key = "Marketing Team" }
 `, root+"/development/api/v1"))
-	env = append(env, "TF_LOG=trace", "BROWSERPROFILE_API_TOKEN="+token)
-	out, _ := terraform(t, dir, env, "plan", "-input=false", "-no-color")
+	out, _ := w.run([]string{"TF_LOG=trace", "BROWSERPROFILE_API_TOKEN=" + token}, "plan", "-input=false", "-no-color")
 	if !strings.Contains(out, "browserprofile.http") || !strings.Contains(out, "Profile not found") {
 		t.Fatalf("the plan did not run as expected:\n%.3000s", out)
 	}
@@ -217,8 +216,7 @@ data "browserprofile_profile" "missing" { profile_key = "Marketing Team" }
 		t.Errorf("the token appears in TF_LOG=trace output")
 	}
 	// The wrong-token case: the echoing service's answer is masked too.
-	env = append(env, "BROWSERPROFILE_API_TOKEN="+standin.DemoProductionToken)
-	out, _ = terraform(t, dir, env, "plan", "-input=false", "-no-color")
+	out, _ = w.run([]string{"TF_LOG=trace", "BROWSERPROFILE_API_TOKEN=" + standin.DemoProductionToken}, "plan", "-input=false", "-no-color")
 	if !strings.Contains(out, "API token rejected") || strings.Contains(out, standin.DemoProductionToken) {
 		t.Errorf("rejected-token plan: rejected=%v leaked=%v", strings.Contains(out, "API token rejected"), strings.Contains(out, standin.DemoProductionToken))
 	}

@@ -2,11 +2,14 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
@@ -97,6 +100,30 @@ func TestAccProfileDataSource_keyFromOtherEnvironment(t *testing.T) {
 			ExpectError: words(`No profile has profile_key "bp_prod_01HZX3K9Q2" in the development environment`,
 				"Identifiers are environment-specific: this provider reads the development environment",
 				"a key copied from the other environment is not found here"),
+		}},
+	})
+}
+
+func TestAccProfileDataSource_sendsTheContractsHeaders(t *testing.T) {
+	root, s := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: devProvider(root) + `data "browserprofile_profile" "p" { profile_key = "team/alpha" }`,
+			Check: func(*terraform.State) error {
+				h, _ := s.Header.Load().(http.Header)
+				want := map[string]*regexp.Regexp{
+					"Authorization": regexp.MustCompile(`^Bearer ` + regexp.QuoteMeta(standin.DemoDevelopmentToken) + `$`),
+					"Accept":        regexp.MustCompile(`^application/json$`),
+					"User-Agent":    regexp.MustCompile(`^terraform-provider-browserprofile/test \(\+https://registry\.terraform\.io/providers/browserprofile/browserprofile\) Terraform/\d+\.\d+`),
+				}
+				for name, re := range want {
+					if !re.MatchString(h.Get(name)) {
+						return fmt.Errorf("%s = %q, want %s", name, h.Get(name), re)
+					}
+				}
+				return nil
+			},
 		}},
 	})
 }

@@ -6,12 +6,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -203,19 +205,28 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	var diags diag.Diagnostics
 
 	for _, a := range []struct {
-		value   types.String
+		value   attr.Value
 		name    string
 		envName string
 	}{
 		{cfg.Environment, "environment", EnvEnvironment},
 		{cfg.APIToken, "api_token", EnvAPIToken},
 		{cfg.BaseURL, "base_url", EnvBaseURL},
+		{cfg.RequestsPerSecond, "requests_per_second", EnvRequestsPerSecond},
+		{cfg.MaxRetries, "max_retries", ""},
+		{cfg.MinWaitSeconds, "min_wait_seconds", ""},
+		{cfg.MaxWaitSeconds, "max_wait_seconds", ""},
+		{cfg.RequestTimeoutSeconds, "request_timeout_seconds", ""},
+		{cfg.MaxConcurrentRequests, "max_concurrent_requests", ""},
 	} {
-		if a.value.IsUnknown() {
-			diags.AddAttributeError(path.Root(a.name), "Unknown value for "+a.name,
-				fmt.Sprintf("The provider cannot be configured with a value that is known only after apply. "+
-					"Set %s to a value known at plan time, or leave it out and set the %s environment variable.", a.name, a.envName))
+		if !a.value.IsUnknown() {
+			continue
 		}
+		detail := "The provider cannot be configured with a value that is known only after apply. Set " + a.name + " to a value known at plan time"
+		if a.envName != "" {
+			detail += ", or leave it out and set the " + a.envName + " environment variable"
+		}
+		diags.AddAttributeError(path.Root(a.name), "Unknown value for "+a.name, detail+".")
 	}
 	if diags.HasError() {
 		return s, diags
@@ -282,10 +293,10 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	case !cfg.RequestsPerSecond.IsNull() && !cfg.RequestsPerSecond.IsUnknown():
 		s.client.RequestsPerSecond = cfg.RequestsPerSecond.ValueFloat64()
 	case getenv(EnvRequestsPerSecond) != "":
-		var rps float64
-		if _, err := fmt.Sscan(getenv(EnvRequestsPerSecond), &rps); err != nil || rps < 0.1 {
+		rps, err := strconv.ParseFloat(strings.TrimSpace(getenv(EnvRequestsPerSecond)), 64)
+		if err != nil || rps < 0.1 || rps > 10000 {
 			diags.AddAttributeError(path.Root("requests_per_second"), "Invalid "+EnvRequestsPerSecond,
-				fmt.Sprintf("%s is %q; it must be a number of requests per second, at least 0.1.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond)))
+				fmt.Sprintf("%s is %q; it must be a number of requests per second from 0.1 to 10000.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond)))
 		}
 		s.client.RequestsPerSecond = rps
 	}

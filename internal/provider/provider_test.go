@@ -133,6 +133,14 @@ func TestResolveSettings_failures(t *testing.T) {
 			cfg: BrowserProfileProviderModel{APIToken: types.StringValue("t")}, env: map[string]string{EnvBaseURL: "http://api.example.com/api/v1"},
 			path: "base_url", detail: "loopback",
 		},
+		"unknown tuning value": {
+			cfg:  BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t"), MaxRetries: types.Int64Unknown()},
+			path: "max_retries", detail: "known at plan time",
+		},
+		"rate variable with trailing junk": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "10abc"},
+			path: "requests_per_second", detail: `"10abc"`,
+		},
 		"bad rate variable": {
 			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "fast"},
 			path: "requests_per_second", detail: EnvRequestsPerSecond,

@@ -67,7 +67,7 @@ type Server struct {
 
 	Requests atomic.Int64 // requests received
 	Limited  atomic.Int64 // requests answered 429
-	Auth     atomic.Value // the last Authorization header seen, for tests
+	Header   atomic.Value // the http.Header of the last request, for tests
 }
 
 // New returns a stand-in serving opts.
@@ -95,7 +95,7 @@ func New(opts Options) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := s.Requests.Add(1)
-	s.Auth.Store(r.Header.Get("Authorization"))
+	s.Header.Store(r.Header.Clone())
 	if s.opts.Delay > 0 {
 		select {
 		case <-time.After(s.opts.Delay):
