@@ -67,7 +67,10 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		return "The response has a shape the provider does not understand", "The body is JSON, but neither a profile nor a list of " +
 			"profiles carrying profile_key was found in it. Check that base_url is the API's address; if it is, please report this with the excerpt above."
 	case errors.Is(err, client.ErrNotFound):
-		return "Not found", "The service answered 404. Check that base_url is the API's address."
+		// Reached from the list only: a profile's 404 has its own diagnostic.
+		return "The base address has no profile list", fmt.Sprintf(
+			"The service answered 404 for its list route, which always exists on the API: the base address must end in %s "+
+				"and be the API address of the %s environment. Check base_url (or %s).", client.APIPathSuffix, d.environment, EnvBaseURL)
 	case errors.Is(err, context.Canceled):
 		return "The read was cancelled", "Terraform cancelled the operation."
 	case re != nil:

@@ -293,3 +293,22 @@ func TestAccProfilesDataSource_hostileResponsesFailClearly(t *testing.T) {
 		})
 	}
 }
+
+func TestAccProfilesDataSource_wrongPathPrefixIsNotFound(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+  api_token   = %q
+}
+data "browserprofile_profiles" "all" {}
+`, root+"/staging/api/v1", standin.DemoDevelopmentToken),
+			ExpectError: words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
+				"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"),
+		}},
+	})
+}
