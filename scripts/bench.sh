@@ -15,6 +15,7 @@
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/scripts/lib.sh"
 terraform="$("$root/scripts/ensure-terraform.sh")"
 rounds="${BENCH_ROUNDS:-3}"
 if [ ! -x /usr/bin/time ]; then
@@ -42,14 +43,7 @@ cat >"$tmp/bin/terraform-provider-browserprofile" <<WRAP
 exec /usr/bin/time -a -o "$tmp/time.log" -f "%U %S %M" "$tmp/real/terraform-provider-browserprofile" "\$@"
 WRAP
 chmod +x "$tmp/bin/terraform-provider-browserprofile"
-cat >"$tmp/terraformrc" <<CFG
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/browserprofile/browserprofile" = "$tmp/bin"
-  }
-  direct {}
-}
-CFG
+write_dev_overrides "$tmp/terraformrc" "$tmp/bin"
 export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 
 start_standin() {

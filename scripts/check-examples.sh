@@ -5,19 +5,13 @@
 # per-data-source examples) get one in their temporary copy.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/scripts/lib.sh"
 terraform="${TERRAFORM:-$("$root/scripts/ensure-terraform.sh")}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 (cd "$root" && go build -o "$tmp/bin/terraform-provider-browserprofile" .)
-cat >"$tmp/terraformrc" <<CFG
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/browserprofile/browserprofile" = "$tmp/bin"
-  }
-  direct {}
-}
-CFG
+write_dev_overrides "$tmp/terraformrc" "$tmp/bin"
 export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 "$terraform" fmt -check -recursive -diff "$root/examples"
 

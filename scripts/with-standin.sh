@@ -7,6 +7,7 @@
 # WORKDIR. The token is passed through the environment and never printed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/scripts/lib.sh"
 work="$1"; shift
 standin_args=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do standin_args+=("$1"); shift; done
@@ -27,14 +28,7 @@ for _ in $(seq 100); do [ -s "$tmp/standin.env" ] && break; sleep 0.1; done
 [ -s "$tmp/standin.env" ] || { cat "$tmp/standin.log" >&2; echo "the stand-in API did not start" >&2; exit 1; }
 head -n 2 "$tmp/standin.log"
 
-cat >"$tmp/terraformrc" <<CFG
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/browserprofile/browserprofile" = "$tmp/bin"
-  }
-  direct {}
-}
-CFG
+write_dev_overrides "$tmp/terraformrc" "$tmp/bin"
 export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 export STANDIN_PROVIDER_BIN="$tmp/bin/terraform-provider-browserprofile"
 set -a

@@ -30,44 +30,28 @@ func BenchmarkProfilesRead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p := New("bench", "", "")()
 			var ps provider.SchemaResponse
-			p.Schema(ctx, provider.SchemaRequest{}, &ps)
-			cfgType, ok := ps.Schema.Type().TerraformType(ctx).(tftypes.Object)
-			if !ok {
-				b.Fatal("the provider schema is not an object")
-			}
-			cfgVals := map[string]tftypes.Value{}
-			for name, typ := range cfgType.AttributeTypes {
-				cfgVals[name] = tftypes.NewValue(typ, nil)
-			}
-			cfgVals["environment"] = tftypes.NewValue(tftypes.String, "development")
-			cfgVals["base_url"] = tftypes.NewValue(tftypes.String, srv.URL+"/development/api/v1")
-			cfgVals["api_token"] = tftypes.NewValue(tftypes.String, standin.DemoDevelopmentToken)
-			cfg, _ := tfprotov6.NewDynamicValue(cfgType, tftypes.NewValue(cfgType, cfgVals))
+			newProvider("bench", "", "").Schema(ctx, provider.SchemaRequest{}, &ps)
+			cfg := dynamicValue(b, ps.Schema.Type().TerraformType(ctx), map[string]string{
+				"environment": "development",
+				"base_url":    srv.URL + "/development/api/v1",
+				"api_token":   standin.DemoDevelopmentToken,
+			})
 			if _, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{}); err != nil {
 				b.Fatal(err)
 			}
-			conf, err := server.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &cfg})
+			conf, err := server.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: cfg})
 			if err != nil || len(conf.Diagnostics) > 0 {
 				b.Fatal(err, conf.Diagnostics)
 			}
 			var ds datasource.SchemaResponse
 			NewProfilesDataSource().Schema(ctx, datasource.SchemaRequest{}, &ds)
-			dsType, ok := ds.Schema.Type().TerraformType(ctx).(tftypes.Object)
-			if !ok {
-				b.Fatal("the data source schema is not an object")
-			}
-			dsVals := map[string]tftypes.Value{}
-			for name, typ := range dsType.AttributeTypes {
-				dsVals[name] = tftypes.NewValue(typ, nil)
-			}
-			dsCfg, _ := tfprotov6.NewDynamicValue(dsType, tftypes.NewValue(dsType, dsVals))
+			dsCfg := dynamicValue(b, ds.Schema.Type().TerraformType(ctx), nil)
 
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				resp, err := server.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: "browserprofile_profiles", Config: &dsCfg})
+				resp, err := server.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: "browserprofile_profiles", Config: dsCfg})
 				if err != nil || len(resp.Diagnostics) > 0 {
 					b.Fatal(err, resp.Diagnostics)
 				}
@@ -75,4 +59,25 @@ func BenchmarkProfilesRead(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/profile")
 		})
 	}
+}
+
+// dynamicValue is a configuration of the object type typ: the given string
+// attributes set, every other one null.
+func dynamicValue(b *testing.B, typ tftypes.Type, set map[string]string) *tfprotov6.DynamicValue {
+	obj, ok := typ.(tftypes.Object)
+	if !ok {
+		b.Fatalf("%s is not an object type", typ)
+	}
+	vals := map[string]tftypes.Value{}
+	for name, attrType := range obj.AttributeTypes {
+		vals[name] = tftypes.NewValue(attrType, nil)
+	}
+	for name, v := range set {
+		vals[name] = tftypes.NewValue(tftypes.String, v)
+	}
+	dv, err := tfprotov6.NewDynamicValue(obj, tftypes.NewValue(obj, vals))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &dv
 }

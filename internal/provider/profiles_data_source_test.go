@@ -126,14 +126,7 @@ func TestAccProfilesDataSource_tokenRejectedListsTheThreeChecks(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
 			// The production token against the development address.
-			Config: fmt.Sprintf(`
-provider "browserprofile" {
-  environment = "development"
-  base_url    = %q
-  api_token   = %q
-}
-data "browserprofile_profiles" "all" {}
-`, root+"/development/api/v1", standin.DemoProductionToken),
+			Config: providerBlock(root+"/development/api/v1", standin.DemoProductionToken) + `data "browserprofile_profiles" "all" {}`,
 			ExpectError: words(
 				"API token rejected by the development environment",
 				"Request: GET "+root+"/development/api/v1/browsers",
@@ -152,14 +145,7 @@ func TestAccProfilesDataSource_wrongBaseAddressIsNotJSON(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
-provider "browserprofile" {
-  environment = "development"
-  base_url    = %q
-  api_token   = %q
-}
-data "browserprofile_profiles" "all" {}
-`, root+"/app/api/v1", standin.DemoDevelopmentToken),
+			Config: providerBlock(root+"/app/api/v1", standin.DemoDevelopmentToken) + `data "browserprofile_profiles" "all" {}`,
 			ExpectError: words("The base address did not answer with JSON", "Response: HTTP 200", "Body: <!doctype html>",
 				"must end in /api/v1 and be the API address of the development environment"),
 		}},
@@ -299,14 +285,7 @@ func TestAccProfilesDataSource_wrongPathPrefixIsNotFound(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
-provider "browserprofile" {
-  environment = "development"
-  base_url    = %q
-  api_token   = %q
-}
-data "browserprofile_profiles" "all" {}
-`, root+"/staging/api/v1", standin.DemoDevelopmentToken),
+			Config: providerBlock(root+"/staging/api/v1", standin.DemoDevelopmentToken) + `data "browserprofile_profiles" "all" {}`,
 			ExpectError: words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
 				"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"),
 		}},

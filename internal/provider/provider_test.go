@@ -37,15 +37,19 @@ func testStandin(t *testing.T, opts standin.Options) (string, *standin.Server) {
 
 // devProvider is a provider block for the stand-in's development environment.
 func devProvider(root string, extra ...string) string {
+	return providerBlock(root+"/development/api/v1", standin.DemoDevelopmentToken, append([]string{"min_wait_seconds = 1"}, extra...)...)
+}
+
+// providerBlock is a development provider block for any base address and token.
+func providerBlock(baseURL, token string, extra ...string) string {
 	return fmt.Sprintf(`
 provider "browserprofile" {
   environment = "development"
   base_url    = %q
   api_token   = %q
-  min_wait_seconds = 1
   %s
 }
-`, root+"/development/api/v1", standin.DemoDevelopmentToken, strings.Join(extra, "\n  "))
+`, baseURL, token, strings.Join(extra, "\n  "))
 }
 
 // words matches each phrase in order, however Terraform wraps the lines of
