@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -422,5 +423,58 @@ func TestRetry_staysInsideTheOverallDeadline(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("gave up after %s, deadline 1.5s", took)
+	}
+}
+
+func TestGetProfile_invalidUTF8BecomesReplacementCharacters(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "\ufeff{\"profile_key\":\"k\",\"name\":\"caf\xe9\"}")
+	})
+	p, err := c.GetProfile(context.Background(), "k")
+	if err != nil || string(p.Raw) != `{"profile_key":"k","name":"caf`+"\uFFFD"+`"}` {
+		t.Errorf("raw %q, err %v", p.Raw, err)
+	}
+}
+
+func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
+	t.Parallel()
+	// A fixed window of 20 requests per 250ms, answered 429 without
+	// Retry-After beyond it.
+	var mu sync.Mutex
+	window, used, limited, total := time.Now(), 0, 0, 0
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		total++
+		if time.Since(window) > 250*time.Millisecond {
+			window, used = time.Now(), 0
+		}
+		used++
+		over := used > 20
+		if over {
+			limited++
+		}
+		mu.Unlock()
+		if over {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, `{"profile_key":"k"}`)
+	}, func(c *Config) { c.MaxRetries = 8; c.Timeout = time.Minute })
+	var wg sync.WaitGroup
+	for i := range 120 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.GetProfile(context.Background(), fmt.Sprintf("k%d", i)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if limited*4 > total {
+		t.Errorf("%d of %d requests answered 429", limited, total)
 	}
 }

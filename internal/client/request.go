@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -118,8 +119,13 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	case !looksLikeJSON(body):
 		return nil, fail(ErrNotJSON, nil)
 	}
-	// A byte order mark is not part of the record.
+	// A byte order mark is not part of the record, and Terraform strings
+	// must be UTF-8: a body that is not (Latin-1 from a legacy backend,
+	// say) has its invalid bytes replaced rather than failing the plan later.
 	body = bytes.TrimPrefix(body, []byte("\ufeff"))
+	if !utf8.Valid(body) {
+		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+	}
 	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body}, nil
 }
 

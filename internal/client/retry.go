@@ -54,7 +54,8 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 func retryableTransportError(err error) bool {
 	var certErr *tls.CertificateVerificationError
 	switch {
-	case errors.Is(err, ErrOffHost), errors.Is(err, ErrBodyTooLarge), errors.As(err, &certErr):
+	case errors.Is(err, ErrOffHost), errors.Is(err, ErrBodyTooLarge), errors.As(err, &certErr),
+		errors.Is(err, context.DeadlineExceeded): // the throttle's wait would outlast the deadline
 		return false
 	case strings.Contains(err.Error(), "stopped after"), strings.Contains(err.Error(), "unsupported protocol scheme"):
 		return false

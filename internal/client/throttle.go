@@ -25,11 +25,12 @@ type throttle struct {
 	ceiling rate.Limit // rate.Inf when the user set none
 	maxWait time.Duration
 
-	mu          sync.Mutex
-	limiter     *rate.Limiter
-	pausedUntil time.Time
-	lastChange  time.Time
-	accepted    []time.Time // times of accepted requests within the last window
+	mu           sync.Mutex
+	limiter      *rate.Limiter
+	pausedUntil  time.Time
+	lastChange   time.Time // of the pace, either way
+	lastDecrease time.Time
+	accepted     []time.Time // times of accepted requests within the last window
 }
 
 const (
@@ -66,7 +67,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		limiter := t.limiter
 		t.mu.Unlock()
 		if wait <= 0 {
-			if err := limiter.Wait(ctx); err != nil {
+			if err := pace(ctx, limiter); err != nil {
 				release()
 				return nil, err
 			}
@@ -80,6 +81,29 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 			release()
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// pace waits for the limiter. A wait that would outlast the context's
+// deadline fails at once, as the deadline it is.
+func pace(ctx context.Context, limiter *rate.Limiter) error {
+	r := limiter.Reserve()
+	delay := r.Delay()
+	if delay == 0 {
+		return nil
+	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < delay {
+		r.Cancel()
+		return context.DeadlineExceeded
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		r.Cancel()
+		return ctx.Err()
 	}
 }
 
@@ -98,20 +122,21 @@ func (t *throttle) observe(resp *http.Response) {
 		return
 	}
 
-	// A 429 that arrives while a pause is already in force belongs to the
-	// same event: the requests were already in flight. Only a new event
-	// lowers the pace.
-	if now.After(t.pausedUntil) {
-		seen := rate.Limit(max(len(t.accepted), 1)) / rate.Limit(throttleWindow.Seconds())
-		next := seen
-		if cur := t.limiter.Limit(); cur != rate.Inf {
-			next = min(cur*throttleBackoff, seen)
+	// 429s that arrive within one window of the last decrease belong to the
+	// same event: those requests were already in flight. Only a new event
+	// lowers the pace: the first to the rate just seen accepted, later ones
+	// by a constant factor.
+	if now.Sub(t.lastDecrease) >= throttleWindow {
+		t.lastDecrease = now
+		next := t.limiter.Limit() * throttleBackoff
+		if t.limiter.Limit() == rate.Inf {
+			next = rate.Limit(max(len(t.accepted), 1)) / rate.Limit(throttleWindow.Seconds())
 		}
 		t.setLimit(min(next, t.ceiling), now)
 	}
 	wait, ok := retryAfter(resp.Header, now)
 	if !ok {
-		wait = throttleWindow
+		wait = min(throttleWindow, t.maxWait)
 	}
 	if wait <= t.maxWait {
 		// A longer Retry-After fails the request at once (checkRetry); it

@@ -198,26 +198,42 @@ data "browserprofile_profiles" "all" {}
 func TestE2E_traceLogsNeverShowTheToken(t *testing.T) {
 	t.Parallel()
 	root := startStandin(t, standin.Options{EchoToken: true, FailEvery: 3})
-	const token = standin.DemoDevelopmentToken
-	w := newWorkspace(t, fmt.Sprintf(`
-provider "browserprofile" {
-  environment = "development"
-  base_url    = %q
-}
+	base := root + "/development/api/v1"
+	const reads = `
 data "browserprofile_profiles" "all" {}
 data "browserprofile_profile" "one" { profile_key = "team/alpha" }
 data "browserprofile_profile" "missing" { profile_key = "Marketing Team" }
-`, root+"/development/api/v1"))
-	out, _ := w.run([]string{"TF_LOG=trace", "BROWSERPROFILE_API_TOKEN=" + token}, "plan", "-input=false", "-no-color")
-	if !strings.Contains(out, "browserprofile.http") || !strings.Contains(out, "Profile not found") {
-		t.Fatalf("the plan did not run as expected:\n%.3000s", out)
+`
+	cases := map[string]struct {
+		token, block, want string
+	}{
+		// The right token, from the environment and from the block.
+		"variable": {standin.DemoDevelopmentToken, "", "Profile not found"},
+		"block":    {standin.DemoDevelopmentToken, "api_token = \"" + standin.DemoDevelopmentToken + "\"", "Profile not found"},
+		// A rejected token, which the echoing service quotes back.
+		"rejected": {standin.DemoProductionToken, "", "API token rejected"},
 	}
-	if strings.Contains(out, token) {
-		t.Errorf("the token appears in TF_LOG=trace output")
-	}
-	// The wrong-token case: the echoing service's answer is masked too.
-	out, _ = w.run([]string{"TF_LOG=trace", "BROWSERPROFILE_API_TOKEN=" + standin.DemoProductionToken}, "plan", "-input=false", "-no-color")
-	if !strings.Contains(out, "API token rejected") || strings.Contains(out, standin.DemoProductionToken) {
-		t.Errorf("rejected-token plan: rejected=%v leaked=%v", strings.Contains(out, "API token rejected"), strings.Contains(out, standin.DemoProductionToken))
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorkspace(t, fmt.Sprintf(`
+provider "browserprofile" {
+  environment = "development"
+  base_url    = %q
+  %s
+}
+`, base, tc.block)+reads)
+			env := []string{"TF_LOG=trace"}
+			if tc.block == "" {
+				env = append(env, "BROWSERPROFILE_API_TOKEN="+tc.token)
+			}
+			out, _ := w.run(env, "plan", "-input=false", "-no-color")
+			if !strings.Contains(out, "browserprofile.http") || !strings.Contains(out, tc.want) {
+				t.Fatalf("the plan did not run as expected:\n%.3000s", out)
+			}
+			if strings.Contains(out, tc.token) {
+				t.Errorf("the token appears in TF_LOG=trace output")
+			}
+		})
 	}
 }
