@@ -5,16 +5,11 @@
 # proxy (about 5 minutes) and cached outside the repository. Nothing is
 # downloaded from anywhere else.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 if [ $# -eq 0 ] && command -v terraform >/dev/null 2>&1; then
   command -v terraform
   exit 0
 fi
 version="${1:-1.5.7}"
 [ "$version" = 1.5.7 ] || { echo "ensure-terraform.sh builds Terraform 1.5.7 only (the last release under MPL, installable with go install)" >&2; exit 2; }
-cache="${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/terraform-$version"
-if [ ! -x "$cache/terraform" ]; then
-  echo "building Terraform $version from the Go module proxy into $cache (about 5 minutes, once)" >&2
-  mkdir -p "$cache"
-  GOBIN="$cache" GOFLAGS=-mod=mod go install "github.com/hashicorp/terraform@v$version" >&2
-fi
-echo "$cache/terraform"
+go_install_cached terraform "v$version" github.com/hashicorp/terraform

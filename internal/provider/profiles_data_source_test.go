@@ -40,6 +40,15 @@ func fixtureRecord(t *testing.T, key string) string {
 	return ""
 }
 
+// listConfig reads the list from the stand-in's development environment.
+func listConfig(root string) string {
+	return devProvider(root) + `data "browserprofile_profiles" "all" {}`
+}
+
+// listsDevKeys checks that the list holds every development key, in order.
+var listsDevKeys = statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+	knownvalue.ListExact(stringValues(devKeys)))
+
 func stringValues(ss []string) []knownvalue.Check {
 	checks := make([]knownvalue.Check, len(ss))
 	for i, s := range ss {
@@ -55,10 +64,9 @@ func TestAccProfilesDataSource_listsEveryProfileSortedByKey(t *testing.T) {
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6,
 				Steps: []resource.TestStep{{
-					Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+					Config: listConfig(root),
 					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
-							knownvalue.ListExact(stringValues(devKeys))),
+						listsDevKeys,
 						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(1),
 							knownvalue.ObjectExact(map[string]knownvalue.Check{
 								"profile_key": knownvalue.StringExact("Trailing.Dot."),
@@ -76,10 +84,9 @@ func TestAccProfilesDataSource_followsPages(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
-			Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+			Config: listConfig(root),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
-					knownvalue.ListExact(stringValues(devKeys))),
+				listsDevKeys,
 			},
 		}},
 	})
@@ -157,10 +164,9 @@ func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
-			Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+			Config: listConfig(root),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
-					knownvalue.ListExact(stringValues(devKeys))),
+				listsDevKeys,
 			},
 		}},
 	})
@@ -186,7 +192,7 @@ func TestAccProfilesDataSource_longRetryAfterFailsAtOnce(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
-			Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+			Config: listConfig(root),
 			ExpectError: words("The service asked to retry later", "Response: HTTP 429",
 				"asked for a pause of 2h0m0s, longer than the provider waits (max_wait_seconds). Try again after"),
 		}},
@@ -245,10 +251,9 @@ func TestAccProfilesDataSource_readsEveryPagingStyleThroughFaults(t *testing.T) 
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6,
 				Steps: []resource.TestStep{{
-					Config: devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+					Config: listConfig(root),
 					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
-							knownvalue.ListExact(stringValues(devKeys))),
+						listsDevKeys,
 					},
 				}},
 			})
@@ -272,7 +277,7 @@ func TestAccProfilesDataSource_hostileResponsesFailClearly(t *testing.T) {
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6,
 				Steps: []resource.TestStep{{
-					Config:      devProvider(root) + `data "browserprofile_profiles" "all" {}`,
+					Config:      listConfig(root),
 					ExpectError: words(tc.want...),
 				}},
 			})
