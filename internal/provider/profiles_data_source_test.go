@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -293,6 +294,28 @@ func TestAccProfilesDataSource_wrongPathPrefixIsNotFound(t *testing.T) {
 			Config: providerBlock(root+"/staging/api/v1", standin.DemoDevelopmentToken) + `data "browserprofile_profiles" "all" {}`,
 			ExpectError: words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
 				"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"),
+		}},
+	})
+}
+
+// Served by the framework alone, without server.go's direct read, the list
+// reads the same: Read is the path any other server would take.
+func TestAccProfilesDataSource_frameworkReadMatchesDirectRead(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
+			"browserprofile": providerserver.NewProtocol6WithError(New("test", "", "")()),
+		},
+		Steps: []resource.TestStep{{
+			Config: listConfig(root),
+			ConfigStateChecks: []statecheck.StateCheck{
+				listsDevKeys,
+				statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(5),
+					knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"profile_key": knownvalue.StringExact("team/alpha"),
+						"raw_json":    knownvalue.StringExact(fixtureRecord(t, "team/alpha")),
+					})),
+			},
 		}},
 	})
 }
