@@ -61,16 +61,11 @@ func TestAccProfileDataSource_refusesWhatIsNotAKey(t *testing.T) {
 
 func TestAccProfileDataSource_displayNameSuggestsKey(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: devProvider(root) + `data "browserprofile_profile" "p" { profile_key = "Marketing Team" }`,
-			ExpectError: words(`Profile not found`, `No profile has profile_key "Marketing Team" in the development environment`,
-				`Did you mean "bp_dev_01J0A1B2C3"? That profile's field "name" holds the value you gave.`,
-				"profile_key is the identifier from the service's list", "not a display name",
-				"Response: HTTP 404"),
-		}},
-	})
+	expectError(t, devProvider(root)+`data "browserprofile_profile" "p" { profile_key = "Marketing Team" }`,
+		words(`Profile not found`, `No profile has profile_key "Marketing Team" in the development environment`,
+			`Did you mean "bp_dev_01J0A1B2C3"? That profile's field "name" holds the value you gave.`,
+			"profile_key is the identifier from the service's list", "not a display name",
+			"Response: HTTP 404"))
 }
 
 func TestAccProfileDataSource_nestedFieldAndCaseSuggestKey(t *testing.T) {
@@ -80,28 +75,18 @@ func TestAccProfileDataSource_nestedFieldAndCaseSuggestKey(t *testing.T) {
 		"TEAM/ALPHA":         `Did you mean "team/alpha"? Keys are matched exactly, case included.`,
 	} {
 		t.Run(given, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config:      devProvider(root) + fmt.Sprintf(`data "browserprofile_profile" "p" { profile_key = %q }`, given),
-					ExpectError: words(want),
-				}},
-			})
+			expectError(t, devProvider(root)+fmt.Sprintf(`data "browserprofile_profile" "p" { profile_key = %q }`, given),
+				words(want))
 		})
 	}
 }
 
 func TestAccProfileDataSource_keyFromOtherEnvironment(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: devProvider(root) + `data "browserprofile_profile" "p" { profile_key = "bp_prod_01HZX3K9Q2" }`,
-			ExpectError: words(`No profile has profile_key "bp_prod_01HZX3K9Q2" in the development environment`,
-				"Identifiers are environment-specific: this provider reads the development environment",
-				"a key copied from the other environment is not found here"),
-		}},
-	})
+	expectError(t, devProvider(root)+`data "browserprofile_profile" "p" { profile_key = "bp_prod_01HZX3K9Q2" }`,
+		words(`No profile has profile_key "bp_prod_01HZX3K9Q2" in the development environment`,
+			"Identifiers are environment-specific: this provider reads the development environment",
+			"a key copied from the other environment is not found here"))
 }
 
 func TestAccProfileDataSource_sendsTheContractsHeaders(t *testing.T) {

@@ -50,6 +50,16 @@ func listConfig(root string) string {
 var listsDevKeys = statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
 	knownvalue.ListExact(stringValues(devKeys)))
 
+// listsRecord checks that the list's element index is the fixture record of
+// key, byte for byte.
+func listsRecord(t *testing.T, index int, key string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(index),
+		knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"profile_key": knownvalue.StringExact(key),
+			"raw_json":    knownvalue.StringExact(fixtureRecord(t, key)),
+		}))
+}
+
 func stringValues(ss []string) []knownvalue.Check {
 	checks := make([]knownvalue.Check, len(ss))
 	for i, s := range ss {
@@ -62,35 +72,17 @@ func TestAccProfilesDataSource_listsEveryProfileSortedByKey(t *testing.T) {
 	for _, shape := range []string{"array", "data", "profiles_total", "data_items"} {
 		t.Run(shape, func(t *testing.T) {
 			root, _ := testStandin(t, standin.Options{Shape: shape})
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config: listConfig(root),
-					ConfigStateChecks: []statecheck.StateCheck{
-						listsDevKeys,
-						statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(1),
-							knownvalue.ObjectExact(map[string]knownvalue.Check{
-								"profile_key": knownvalue.StringExact("Trailing.Dot."),
-								"raw_json":    knownvalue.StringExact(fixtureRecord(t, "Trailing.Dot.")),
-							})),
-					},
-				}},
-			})
+			expectState(t, listConfig(root),
+				listsDevKeys,
+				listsRecord(t, 1, "Trailing.Dot."),
+			)
 		})
 	}
 }
 
 func TestAccProfilesDataSource_followsPages(t *testing.T) {
 	root, s := testStandin(t, standin.Options{Paging: "link", PageSize: 2})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: listConfig(root),
-			ConfigStateChecks: []statecheck.StateCheck{
-				listsDevKeys,
-			},
-		}},
-	})
+	expectState(t, listConfig(root), listsDevKeys)
 	if s.Requests.Load() < 3 {
 		t.Errorf("%d requests; the three pages were not all read", s.Requests.Load())
 	}
@@ -101,10 +93,7 @@ func TestAccProfilesDataSource_followsPages(t *testing.T) {
 // end-to-end test in internal/e2e covers for_each through the CLI.
 func TestAccProfilesDataSource_feedsKeysIntoOtherResources(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: devProvider(root) + `
+	expectState(t, devProvider(root)+`
 data "browserprofile_profiles" "all" {}
 
 resource "terraform_data" "per_profile" {
@@ -115,62 +104,41 @@ resource "terraform_data" "per_profile" {
   }
 }
 `,
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("terraform_data.per_profile[4]", tfjsonpath.New("output"),
-					knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"key":  knownvalue.StringExact("q?x=1#frag"),
-						"name": knownvalue.StringExact("Query-looking key"),
-					})),
-				statecheck.ExpectKnownValue("terraform_data.per_profile[0]", tfjsonpath.New("output").AtMapKey("key"),
-					knownvalue.StringExact("100% legit")),
-			},
-		}},
-	})
+		statecheck.ExpectKnownValue("terraform_data.per_profile[4]", tfjsonpath.New("output"),
+			knownvalue.ObjectExact(map[string]knownvalue.Check{
+				"key":  knownvalue.StringExact("q?x=1#frag"),
+				"name": knownvalue.StringExact("Query-looking key"),
+			})),
+		statecheck.ExpectKnownValue("terraform_data.per_profile[0]", tfjsonpath.New("output").AtMapKey("key"),
+			knownvalue.StringExact("100% legit")),
+	)
 }
 
 func TestAccProfilesDataSource_tokenRejectedListsTheThreeChecks(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{EchoToken: true})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			// The production token against the development address.
-			Config: providerBlock(root+"/development/api/v1", standin.DemoProductionToken) + `data "browserprofile_profiles" "all" {}`,
-			ExpectError: words(
-				"API token rejected by the development environment",
-				"Request: GET "+root+"/development/api/v1/browsers",
-				"Environment: development",
-				"Response: HTTP 401, request id req-",
-				`"received":"Bearer ***"`,
-				"1. the token was created for the development environment", "valid only against its base address, "+root+"/development/api/v1",
-				`2. it is sent as "Authorization: Bearer <token>"`,
-				"3. it has not been revoked and was copied whole"),
-		}},
-	})
+	// The production token against the development address.
+	expectError(t, providerBlock(root+"/development/api/v1", standin.DemoProductionToken)+`data "browserprofile_profiles" "all" {}`,
+		words(
+			"API token rejected by the development environment",
+			"Request: GET "+root+"/development/api/v1/browsers",
+			"Environment: development",
+			"Response: HTTP 401, request id req-",
+			`"received":"Bearer ***"`,
+			"1. the token was created for the development environment", "valid only against its base address, "+root+"/development/api/v1",
+			`2. it is sent as "Authorization: Bearer <token>"`,
+			"3. it has not been revoked and was copied whole"))
 }
 
 func TestAccProfilesDataSource_wrongBaseAddressIsNotJSON(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: providerBlock(root+"/app/api/v1", standin.DemoDevelopmentToken) + `data "browserprofile_profiles" "all" {}`,
-			ExpectError: words("The base address did not answer with JSON", "Response: HTTP 200", "Body: <!doctype html>",
-				"must end in /api/v1 and be the API address of the development environment"),
-		}},
-	})
+	expectError(t, providerBlock(root+"/app/api/v1", standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
+		words("The base address did not answer with JSON", "Response: HTTP 200", "Body: <!doctype html>",
+			"must end in /api/v1 and be the API address of the development environment"))
 }
 
 func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T) {
 	root, s := testStandin(t, standin.Options{LimitEvery: 3, FailEvery: 4, ResetEvery: 5, Paging: "link", PageSize: 2})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: listConfig(root),
-			ConfigStateChecks: []statecheck.StateCheck{
-				listsDevKeys,
-			},
-		}},
-	})
+	expectState(t, listConfig(root), listsDevKeys)
 	if s.Limited.Load() == 0 {
 		t.Error("the stand-in never rate limited; the test proves nothing")
 	}
@@ -178,26 +146,16 @@ func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T)
 
 func TestAccProfilesDataSource_outageReportsLastStatusAndAttempts(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{FailEvery: 1})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: devProvider(root, "max_retries = 2") + `data "browserprofile_profiles" "all" {}`,
-			ExpectError: words("The service was rate limiting or unavailable", "Response: HTTP 503, after 3 attempts over",
-				"Body: <html><body><h1>503 Service Temporarily Unavailable</h1>", "raise max_retries or max_wait_seconds"),
-		}},
-	})
+	expectError(t, devProvider(root, "max_retries = 2")+`data "browserprofile_profiles" "all" {}`,
+		words("The service was rate limiting or unavailable", "Response: HTTP 503, after 3 attempts over",
+			"Body: <html><body><h1>503 Service Temporarily Unavailable</h1>", "raise max_retries or max_wait_seconds"))
 }
 
 func TestAccProfilesDataSource_longRetryAfterFailsAtOnce(t *testing.T) {
 	root, s := testStandin(t, standin.Options{LimitEvery: 1, RetryAfter: "7200"})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: listConfig(root),
-			ExpectError: words("The service asked to retry later", "Response: HTTP 429",
-				"asked for a pause of 2h0m0s, longer than the provider waits (max_wait_seconds). Try again after"),
-		}},
-	})
+	expectError(t, listConfig(root),
+		words("The service asked to retry later", "Response: HTTP 429",
+			"asked for a pause of 2h0m0s, longer than the provider waits (max_wait_seconds). Try again after"))
 	if n := s.Requests.Load(); n > 2 {
 		t.Errorf("%d requests; a long Retry-After must not be retried", n)
 	}
@@ -249,15 +207,7 @@ func TestAccProfilesDataSource_readsEveryPagingStyleThroughFaults(t *testing.T) 
 	} {
 		t.Run(name, func(t *testing.T) {
 			root, _ := testStandin(t, opts)
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config: listConfig(root),
-					ConfigStateChecks: []statecheck.StateCheck{
-						listsDevKeys,
-					},
-				}},
-			})
+			expectState(t, listConfig(root), listsDevKeys)
 		})
 	}
 }
@@ -275,27 +225,17 @@ func TestAccProfilesDataSource_hostileResponsesFailClearly(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			root, _ := testStandin(t, tc.opts)
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config:      listConfig(root),
-					ExpectError: words(tc.want...),
-				}},
-			})
+			expectError(t, listConfig(root),
+				words(tc.want...))
 		})
 	}
 }
 
 func TestAccProfilesDataSource_wrongPathPrefixIsNotFound(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6,
-		Steps: []resource.TestStep{{
-			Config: providerBlock(root+"/staging/api/v1", standin.DemoDevelopmentToken) + `data "browserprofile_profiles" "all" {}`,
-			ExpectError: words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
-				"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"),
-		}},
-	})
+	expectError(t, providerBlock(root+"/staging/api/v1", standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
+		words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
+			"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"))
 }
 
 // Served by the framework alone, without server.go's direct read, the list
@@ -310,11 +250,7 @@ func TestAccProfilesDataSource_frameworkReadMatchesDirectRead(t *testing.T) {
 			Config: listConfig(root),
 			ConfigStateChecks: []statecheck.StateCheck{
 				listsDevKeys,
-				statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(5),
-					knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"profile_key": knownvalue.StringExact("team/alpha"),
-						"raw_json":    knownvalue.StringExact(fixtureRecord(t, "team/alpha")),
-					})),
+				listsRecord(t, 5, "team/alpha"),
 			},
 		}},
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
@@ -248,5 +249,24 @@ data "browserprofile_profiles" "all" {}
 `,
 			ExpectError: words("No base address for the development environment", "Set base_url in the provider block, or the BROWSERPROFILE_BASE_URL environment variable"),
 		}},
+	})
+}
+
+// expectError runs config in one step, with the stand-in behind it, and
+// expects the plan to fail with an error matching want.
+func expectError(t *testing.T, config string, want *regexp.Regexp) {
+	t.Helper()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps:                    []resource.TestStep{{Config: config, ExpectError: want}},
+	})
+}
+
+// expectState runs config in one step and checks the state it leaves.
+func expectState(t *testing.T, config string, checks ...statecheck.StateCheck) {
+	t.Helper()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps:                    []resource.TestStep{{Config: config, ConfigStateChecks: checks}},
 	})
 }
