@@ -111,12 +111,11 @@ func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 	defer cancel()
 
 	var (
-		list    List
-		total   = -1
-		seen    = map[string]bool{}
-		u       = listURL(c.base)
-		warn    = func(format string, args ...any) { list.Warnings = append(list.Warnings, fmt.Sprintf(format, args...)) }
-		lastURL string
+		list  List
+		total = -1
+		seen  = map[string]bool{}
+		u     = listURL(c.base)
+		warn  = func(format string, args ...any) { list.Warnings = append(list.Warnings, fmt.Sprintf(format, args...)) }
 	)
 	for pages := 1; ; pages++ {
 		seen[u.String()] = true
@@ -126,19 +125,17 @@ func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 		}
 		page, err := decodeListPage(resp.body)
 		if err != nil {
-			return nil, &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: u.String(),
-				StatusCode: resp.status, RequestID: requestID(resp.header), Excerpt: excerpt(resp.body, c.cfg.Token), Cause: err}
+			return nil, c.shapeError(u, resp, err)
 		}
 		list.Profiles = append(list.Profiles, page.profiles...)
 		if page.hints.total >= 0 {
 			total = page.hints.total
 		}
-		lastURL = u.String()
 
 		next, more := nextPage(resp, page, len(list.Profiles), total)
 		if next == nil {
 			if more {
-				warn("The service said there are more profiles than the %d it delivered (page %s) but gave no way to reach them that the provider understands; the list may be incomplete.", len(list.Profiles), lastURL)
+				warn("The service said there are more profiles than the %d it delivered (page %s) but gave no way to reach them that the provider understands; the list may be incomplete.", len(list.Profiles), u)
 			}
 			break
 		}

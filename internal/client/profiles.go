@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 )
@@ -25,8 +24,7 @@ func (c *Client) GetProfile(ctx context.Context, key string) (Profile, error) {
 	}
 	p, err := decodeProfile(resp.body)
 	if err != nil {
-		return Profile{}, &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: u.String(),
-			StatusCode: resp.status, RequestID: requestID(resp.header), Excerpt: excerpt(resp.body, c.cfg.Token), Cause: err}
+		return Profile{}, c.shapeError(u, resp, err)
 	}
 	return p, nil
 }

@@ -129,6 +129,12 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body}, nil
 }
 
+// shapeError reports a 2xx answer whose JSON could not be decoded.
+func (c *Client) shapeError(u *url.URL, resp *response, cause error) *RequestError {
+	return &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: u.String(), StatusCode: resp.status,
+		RequestID: requestID(resp.header), Excerpt: excerpt(resp.body, c.cfg.Token), Cause: cause}
+}
+
 // readBody reads a whole body, refusing one over limit bytes.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {
 	defer resp.Body.Close()
