@@ -24,11 +24,6 @@ if [ ! -x /usr/bin/time ]; then
 fi
 
 tmp="$(mktemp -d)"
-standin_pid=""
-stop_standin() {
-  if [ -n "$standin_pid" ]; then kill "$standin_pid" 2>/dev/null || true; wait "$standin_pid" 2>/dev/null || true; fi
-  standin_pid=""
-}
 trap 'stop_standin; rm -rf "$tmp"' EXIT
 
 cd "$root"
@@ -46,13 +41,6 @@ chmod +x "$tmp/bin/terraform-provider-browserprofile"
 write_dev_overrides "$tmp/terraformrc" "$tmp/bin"
 export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 
-start_standin() {
-  rm -f "$tmp/standin.env"
-  "$tmp/standin" -env-file "$tmp/standin.env" "$@" >"$tmp/standin.log" 2>&1 &
-  standin_pid=$!
-  for _ in $(seq 100); do [ -s "$tmp/standin.env" ] && break; sleep 0.1; done
-  set -a; . "$tmp/standin.env"; set +a
-}
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 now() { date +%s.%N; }
@@ -84,7 +72,7 @@ output "read" { value = length(data.browserprofile_profile.each) }
 TF
 
 echo "== (a) scale: 100,000 profiles, $rounds rounds"
-start_standin -generate 100000
+start_standin "$tmp" -generate 100000
 : >"$tmp/ratios"
 for r in $(seq "$rounds"); do
   /usr/bin/time -o "$tmp/floor.time" -f "%U %S %M" "$tmp/benchfloor" "$BROWSERPROFILE_BASE_URL/browsers" >"$tmp/floor.out"
@@ -107,13 +95,13 @@ cpu_med=$(cut -d' ' -f1 "$tmp/ratios" | median)
 mem_med=$(cut -d' ' -f2 "$tmp/ratios" | median)
 
 echo "== (b) 301 reads against a 50 requests/s limit"
-start_standin -generate 300
+start_standin "$tmp" -generate 300
 s=$(now); "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; exit 1; }
 free_wall=$(echo "$(now) - $s" | bc)
 stop_standin
 free_requests=$(awk '/^standin:/ {print $2}' "$tmp/standin.log")
 
-start_standin -generate 300 -rate-limit 50
+start_standin "$tmp" -generate 300 -rate-limit 50
 s=$(now); rate_rc=0
 "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rate_rc=$?
 rate_wall=$(echo "$(now) - $s" | bc)

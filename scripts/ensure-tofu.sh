@@ -4,8 +4,9 @@
 # has replace directives, so `go install` refuses it: the module is downloaded
 # and built in place.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 version=v1.10.7
-cache="${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/tofu-$version-release"
+cache="$(tool_cache "tofu-$version-release")"
 if [ ! -x "$cache/tofu" ]; then
   echo "building OpenTofu $version from the Go module proxy into $cache (about 7 minutes, once)" >&2
   dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/opentofu/opentofu@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

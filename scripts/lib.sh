@@ -14,15 +14,49 @@ provider_installation {
 CFG
 }
 
+# tool_cache DIR: the directory, outside the repository, that holds a tool
+# built once from the Go module proxy.
+tool_cache() {
+  echo "${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/$1"
+}
+
 # go_install_cached NAME VERSION MODULE_PATH: prints the path of NAME, built
-# once with `go install MODULE_PATH@VERSION` from the Go module proxy into a
-# cache outside the repository.
+# once with `go install MODULE_PATH@VERSION` from the Go module proxy into
+# its tool_cache.
 go_install_cached() {
-  local cache="${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/$1-$2"
+  local cache
+  cache="$(tool_cache "$1-$2")"
   if [ ! -x "$cache/$1" ]; then
     echo "building $1 $2 from the Go module proxy into $cache (once)" >&2
     mkdir -p "$cache"
     GOBIN="$cache" GOFLAGS=-mod=mod go install "$3@$2" >&2
   fi
   echo "$cache/$1"
+}
+
+# start_standin DIR [FLAGS...]: starts DIR/standin (built from cmd/standin) on
+# loopback, waits until it listens, and exports the BROWSERPROFILE_*
+# variables it wrote. Sets standin_pid; its log is DIR/standin.log.
+start_standin() {
+  local dir="$1"
+  shift
+  rm -f "$dir/standin.env"
+  "$dir/standin" -env-file "$dir/standin.env" "$@" >"$dir/standin.log" 2>&1 &
+  standin_pid=$!
+  for _ in $(seq 100); do [ -s "$dir/standin.env" ] && break; sleep 0.1; done
+  [ -s "$dir/standin.env" ] || { cat "$dir/standin.log" >&2; echo "the stand-in API did not start" >&2; return 1; }
+  set -a
+  # shellcheck disable=SC1091
+  . "$dir/standin.env"
+  set +a
+}
+
+# stop_standin: stops the stand-in start_standin started, if any; it prints
+# its request counts to its log as it exits.
+stop_standin() {
+  if [ -n "${standin_pid:-}" ]; then
+    kill "$standin_pid" 2>/dev/null || true
+    wait "$standin_pid" 2>/dev/null || true
+  fi
+  standin_pid=""
 }
