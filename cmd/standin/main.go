@@ -9,10 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -25,7 +27,7 @@ func main() {
 	envFile := flag.String("env-file", "", "write BROWSERPROFILE_* variables for the development environment to this file")
 	generate := flag.Int("generate", 0, "serve this many generated profiles in development instead of the fixture")
 	flag.StringVar(&opts.Shape, "shape", "", "list body shape: array, data, profiles_total, data_items")
-	flag.StringVar(&opts.Paging, "paging", "", "paging style: link, next_url, page_number, offset_headers, has_more, offhost, loop")
+	flag.StringVar(&opts.Paging, "paging", "", "paging mode: "+strings.Join(slices.Sorted(maps.Keys(standin.PagingModes)), ", "))
 	flag.IntVar(&opts.PageSize, "page-size", 0, "profiles per page when paging")
 	flag.Float64Var(&opts.RateLimit, "rate-limit", 0, "requests per second accepted before answering 429")
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")

@@ -24,7 +24,7 @@ const (
 	DefaultTimeout        = 2 * time.Minute
 	DefaultMaxConcurrent  = 8
 	DefaultMaxBodyBytes   = 256 << 20
-	DefaultMaxPages       = 1000
+	DefaultMaxPages       = 10000
 	responseHeaderTimeout = 30 * time.Second
 	tlsHandshakeTimeout   = 10 * time.Second
 	maxRedirects          = 5
@@ -44,6 +44,7 @@ type Config struct {
 	RequestsPerSecond float64       // 0: no fixed ceiling, adapt to the service's 429s
 	MaxBodyBytes      int64
 	MaxPages          int
+	Paging            *PagingConfig // nil: follow the conventions of hints.go
 
 	// Transport, when set, replaces the default network transport (tests).
 	Transport http.RoundTripper

@@ -26,7 +26,7 @@ var listKeys = []string{"data", "profiles", "browsers", "items", "results", "rec
 
 type listPage struct {
 	profiles []Profile
-	hints    pageHints
+	hints    hints // what the envelope says of further pages
 }
 
 // decodeListPage finds the profiles in one page of GET /browsers. The
@@ -48,7 +48,7 @@ func decodeListPage(body []byte) (listPage, error) {
 	}
 	top := decodeObject(body)
 	var page listPage
-	page.hints.collect(top)
+	page.hints.readBodyHints(body, 0)
 	profiles, found, err := findArray(top)
 	if err != nil || found {
 		page.profiles = profiles
@@ -61,7 +61,6 @@ func decodeListPage(body []byte) (listPage, error) {
 		inner := decodeObject(top[name])
 		profiles, found, err := findArray(inner)
 		if err != nil || found {
-			page.hints.collect(inner)
 			page.profiles = profiles
 			return page, err
 		}

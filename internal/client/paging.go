@@ -1,221 +1,347 @@
 package client
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// The interface document shows no paging; comparable services reach further
-// pages through a Link header, a next-page URL in the envelope, a page number
-// with a total, or next-offset/has-more headers. Every one is followed, but
-// only on the base address's own scheme, host and port, and a response that
-// says there is more without a safe way to reach it yields a warning: never
-// a silent truncation.
+// Users feed profile_keys into for_each, so a list that comes back short
+// destroys the resources of every missing profile on the next apply. The
+// list is therefore read to the end in whatever convention the service pages
+// (hints.go), and whenever the provider cannot be sure it has everything it
+// says so: List.Incomplete, which the provider reports as an error unless
+// the user accepts a partial list.
 
 // List is the result of ListProfiles.
 type List struct {
-	Profiles []Profile // sorted by Key in byte order, keys unique
-	Warnings []string  // the list may be incomplete, and why
+	Profiles   []Profile        // sorted by Key in byte order, keys unique
+	Warnings   []string         // things the user should know that do not make the list short
+	Incomplete *IncompleteError // non-nil when the list may be short
 }
 
-// pageHints is what one page says about the pages after it.
-type pageHints struct {
-	next    string // next-page URL from the body
-	nextNum int    // next page number from the body
-	page    int    // this page's number
-	pages   int    // number of pages
-	total   int    // number of profiles in all pages; -1 when not said
-	hasMore *bool
+// IncompleteError says why a list may be short. ListProfiles returns it in
+// List.Incomplete rather than as its error: the provider decides whether a
+// partial list is acceptable.
+type IncompleteError struct {
+	Have    int    // profiles read
+	Pages   int    // pages read
+	Claimed string // what the service claimed, in words ("42 profiles", "more (has_more)")
+	Reason  string // why paging stopped, in words
+	URL     string // the last page requested, query values elided
 }
 
-var (
-	nextURLFields  = []string{"next", "next_url", "nextUrl", "next_page_url", "nextPageUrl", "next_link", "nextLink", "@odata.nextLink", "href"}
-	pageFields     = []string{"page", "current_page", "currentPage", "page_number", "pageNumber"}
-	pagesFields    = []string{"total_pages", "totalPages", "page_count", "pageCount", "last_page", "lastPage"}
-	totalFields    = []string{"total", "total_count", "totalCount", "count", "total_items", "totalItems", "total_results", "totalResults"}
-	hasMoreFields  = []string{"has_more", "hasMore", "has_next", "hasNext", "more"}
-	nextPageFields = []string{"next_page", "nextPage"}
-	// Objects that conventionally group paging fields.
-	pagingGroups = []string{"links", "_links", "paging", "pagination", "meta", "page_info", "pageInfo", "next"}
-)
+// ErrIncomplete is the kind of every *IncompleteError.
+var ErrIncomplete = errors.New("the profile list is incomplete")
 
-// collect reads paging fields from one envelope object and the groups in it.
-func (h *pageHints) collect(obj map[string]json.RawMessage) {
-	if h.total == 0 {
-		h.total = -1
-	}
-	h.read(obj)
-	for _, g := range pagingGroups {
-		if firstByte(obj[g]) == '{' {
-			var inner map[string]json.RawMessage
-			if json.Unmarshal(obj[g], &inner) == nil {
-				h.read(inner)
-			}
-		}
-	}
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("%v: %d profiles over %d pages; the service claimed %s; %s", ErrIncomplete, e.Have, e.Pages, e.Claimed, e.Reason)
 }
 
-func (h *pageHints) read(obj map[string]json.RawMessage) {
-	for _, f := range nextURLFields {
-		var s string
-		if json.Unmarshal(obj[f], &s) == nil && isLink(s) && h.next == "" {
-			h.next = s
-		}
-	}
-	setInt(obj, nextPageFields, &h.nextNum)
-	setInt(obj, pageFields, &h.page)
-	setInt(obj, pagesFields, &h.pages)
-	if h.total < 0 {
-		var n int
-		if setInt(obj, totalFields, &n) {
-			h.total = n
-		}
-	}
-	for _, f := range hasMoreFields {
-		var b bool
-		if json.Unmarshal(obj[f], &b) == nil && obj[f] != nil && h.hasMore == nil {
-			h.hasMore = &b
-		}
-	}
+func (e *IncompleteError) Unwrap() error { return ErrIncomplete }
+
+// PagingConfig describes a service whose paging fits no convention. With it
+// set, the client follows exactly what it says and guesses nothing.
+type PagingConfig struct {
+	// NextFrom is where each response holds the next page's cursor or
+	// address: a dot-separated path in the JSON body ("meta.next_cursor"),
+	// or "header:<Name>".
+	NextFrom string
+	// NextParam is the request parameter that carries a cursor; a value that
+	// is an address is requested as it is.
+	NextParam string
+	// PageSizeParam and PageSize, when set, are sent with every request
+	// built by the client.
+	PageSizeParam string
+	PageSize      int
 }
 
-// isLink tells a next-page address from an opaque cursor, which cannot be
-// followed without knowing the parameter it belongs in.
-func isLink(s string) bool {
-	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") ||
-		strings.HasPrefix(s, "/") || strings.HasPrefix(s, "?")
-}
-
-func setInt(obj map[string]json.RawMessage, fields []string, dst *int) bool {
-	for _, f := range fields {
-		var n int
-		if json.Unmarshal(obj[f], &n) == nil && obj[f] != nil {
-			if *dst == 0 {
-				*dst = n
-			}
-			return true
-		}
-	}
-	return false
-}
+// maxEmptyPages is how many empty pages in a row are taken as "not the end
+// yet" (filtered scans answer empty pages that still say there is more)
+// before paging counts as stalled.
+const maxEmptyPages = 5
 
 // ListProfiles reads every profile the token can see, following pages.
 func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
+	p := &pager{c: c, index: map[string]int{}, requested: map[string]bool{}}
+	if err := p.run(ctx); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
+	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts)...)
+	return &p.list, nil
+}
 
-	var (
-		list  List
-		total = -1
-		seen  = map[string]bool{}
-		u     = listURL(c.base)
-		warn  = func(format string, args ...any) { list.Warnings = append(list.Warnings, fmt.Sprintf(format, args...)) }
-	)
-	for pages := 1; ; pages++ {
-		seen[u.String()] = true
-		resp, err := c.get(ctx, u)
+// pager is the state of one ListProfiles.
+type pager struct {
+	c         *Client
+	list      List
+	index     map[string]int  // profile_key -> index in list.Profiles
+	requested map[string]bool // addresses already requested
+	pages     int
+	emptyRun  int
+	pageBase  int    // what the service numbers its first page: 0 or 1
+	retained  int64  // bytes of the bodies the kept records hold on to
+	claim     string // what the last page claimed of what follows, in words
+	dupes     int
+	conflicts []string // keys sent again with a different record
+}
+
+func (p *pager) run(ctx context.Context) error {
+	u := p.c.firstListURL()
+	for {
+		p.requested[u.String()] = true
+		p.pages++
+		resp, err := p.c.get(ctx, u)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		page, err := decodeListPage(resp.body)
 		if err != nil {
-			return nil, c.shapeError(u, resp, err)
+			return p.c.shapeError(u, resp, err)
 		}
-		list.Profiles = append(list.Profiles, page.profiles...)
-		if page.hints.total >= 0 {
-			total = page.hints.total
+		fresh, err := p.keep(page.profiles, resp.body)
+		if err != nil {
+			return &RequestError{Kind: ErrBodyTooLarge, Method: "GET", URL: p.c.display(u), Cause: err}
 		}
 
-		next, more := nextPage(resp, page, len(list.Profiles), total)
-		if next == nil {
-			if more {
-				warn("The service said there are more profiles than the %d it delivered (page %s) but gave no way to reach them that the provider understands; the list may be incomplete.", len(list.Profiles), u)
-			}
-			break
+		var next *url.URL
+		var stop *IncompleteError
+		p.claim = "a further page"
+		if p.c.cfg.Paging != nil {
+			next, stop = p.describedNext(resp, page)
+		} else {
+			next, stop = p.conventionalNext(resp, page)
 		}
 		switch {
-		case !sameOrigin(c.base, next):
-			warn("The next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token goes nowhere else); the list may be incomplete.", redactedOrigin(next))
-		case seen[next.String()]:
-			warn("The service's next page %s was requested already (a paging loop); stopped with %d profiles, the list may be incomplete.", next.Redacted(), len(list.Profiles))
-		case len(page.profiles) == 0:
-			if total > len(list.Profiles) {
-				warn("The service said there are %d profiles but delivered %d before an empty page; the list may be incomplete.", total, len(list.Profiles))
+		case stop != nil:
+		case p.pages > 1 && len(page.profiles) > 0 && fresh == 0:
+			stop = p.incomplete(u, p.claim, fmt.Sprintf(
+				"page %d brought no profile_key that earlier pages had not (the service ignored the page or cursor parameter, or repeated a page), so paging had stalled", p.pages))
+		case len(page.profiles) == 0 && next != nil && p.emptyRun >= maxEmptyPages:
+			stop = p.incomplete(u, p.claim, fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1))
+		case next == nil:
+			return nil
+		case !sameOrigin(p.c.base, next):
+			stop = p.incomplete(u, p.claim, fmt.Sprintf(
+				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", redactedOrigin(next)))
+		case p.requested[next.String()]:
+			stop = p.incomplete(u, p.claim, "the next page's address had been requested already (a paging loop)")
+		case p.pages >= p.c.cfg.MaxPages:
+			stop = p.incomplete(u, p.claim, fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages))
+		}
+		if stop != nil {
+			p.list.Incomplete = stop
+			return nil
+		}
+		if len(page.profiles) == 0 {
+			p.emptyRun++
+		} else {
+			p.emptyRun = 0
+		}
+		u = next
+	}
+}
+
+// conventionalNext finds the next page by the conventions of hints.go. It
+// returns the next address, or nil at the end, or why the list may be short.
+func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, *IncompleteError) {
+	h := page.hints
+	h.readHeaderHints(resp.header)
+	if link := linkNext(resp.header); link != "" {
+		h.nextURL = link // the Link header wins over the body
+	}
+	n, have := len(page.profiles), len(p.list.Profiles)
+	if p.pages == 1 && h.page != nil {
+		// Whether pages are counted from 0 or from 1 is read from the first
+		// page's own number, not assumed.
+		p.pageBase = min(*h.page, 1)
+	}
+
+	claim := ""
+	defer func() {
+		if claim != "" {
+			p.claim = claim
+		}
+	}()
+	switch {
+	case h.total != nil && *h.total > have:
+		claim = fmt.Sprintf("%d profiles", *h.total)
+	case h.hasMore != nil && *h.hasMore:
+		claim = "more profiles (has_more)"
+	case h.page != nil && h.pages != nil && *h.page-p.pageBase+1 < *h.pages:
+		claim = fmt.Sprintf("%d pages, of which this was page %d", *h.pages, *h.page-p.pageBase+1)
+	case h.isLast != nil && !*h.isLast:
+		claim = "more pages (this page is not the last)"
+	}
+	if (h.hasMore != nil && !*h.hasMore) || (h.isLast != nil && *h.isLast) {
+		if claim != "" {
+			return nil, p.incomplete(resp.url, claim, "the service marked this page as the last")
+		}
+		return nil, nil
+	}
+
+	full := h.pageSize != nil && n > 0 && n >= *h.pageSize
+	more := claim != "" || full
+	switch {
+	case h.nextURL != "":
+		return resolve(resp.url, h.nextURL), nil
+	case h.cursor != "":
+		return withParam(resp.url, h.cursorParam, h.cursor), nil
+	case h.nextPage != nil:
+		return withParam(resp.url, "page", strconv.Itoa(*h.nextPage)), nil
+	case h.nextOffset != nil:
+		return withParam(resp.url, "offset", strconv.Itoa(*h.nextOffset)), nil
+	case h.page != nil && more && !h.explicitEnd:
+		return withParam(resp.url, "page", strconv.Itoa(*h.page+1)), nil
+	case h.offset != nil && more && !h.explicitEnd:
+		return withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)), nil
+	case h.nextUnknown != "":
+		return nil, p.incomplete(resp.url, cmp.Or(claim, "a further page"), fmt.Sprintf(
+			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", h.nextUnknown))
+	case h.hasMore != nil && *h.hasMore && n > 0:
+		// Stripe's convention: has_more with no link, continued after the
+		// last record of the page.
+		return withParam(resp.url, "starting_after", page.profiles[n-1].Key), nil
+	case claim != "":
+		return nil, p.incomplete(resp.url, claim, "the response gave no way to reach more that the provider understands")
+	case full && !h.explicitEnd:
+		return nil, p.incomplete(resp.url, fmt.Sprintf("a full page of %d", *h.pageSize),
+			"the response gave no way to reach the next page that the provider understands; describe the service's paging with the provider's paging setting")
+	}
+	return nil, nil
+}
+
+// describedNext follows the provider's paging setting and nothing else.
+func (p *pager) describedNext(resp *response, page listPage) (*url.URL, *IncompleteError) {
+	cfg := p.c.cfg.Paging
+	v := describedValue(cfg.NextFrom, resp)
+	switch {
+	case v == "":
+		return nil, nil
+	case isLink(v):
+		return resolve(resp.url, v), nil
+	case cfg.NextParam == "":
+		return nil, p.incomplete(resp.url, "more pages ("+cfg.NextFrom+" is set)",
+			"its value is not an address, and paging.next_param does not name the request parameter to send it in")
+	}
+	return withParam(resp.url, cfg.NextParam, v), nil
+}
+
+// describedValue reads the value at a paging.next_from location: a header,
+// or a dot-separated path of object fields in the body. A missing value,
+// null, false or "" means there is no next page.
+func describedValue(from string, resp *response) string {
+	if name, ok := strings.CutPrefix(from, "header:"); ok {
+		return strings.TrimSpace(resp.header.Get(name))
+	}
+	value := []byte(resp.body)
+	for _, name := range strings.Split(from, ".") {
+		v, ok := field(value, name)
+		if !ok {
+			return ""
+		}
+		value = v
+	}
+	s, isString := scalarString(value)
+	if !isString && (s == "null" || s == "false" || firstByte(value) == '{' || firstByte(value) == '[') {
+		return ""
+	}
+	return s
+}
+
+func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError {
+	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.c.display(u)}
+}
+
+// keep adds the page's profiles not seen before and returns how many there
+// were. When a page repeats records, the new ones are copied out of its body,
+// so that a service repeating a large page cannot make the client hold every
+// copy; the bytes held stay within the body limit.
+func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
+	repeats := false
+	for _, q := range ps {
+		if _, ok := p.index[q.Key]; ok {
+			repeats = true
+			break
+		}
+	}
+	for _, q := range ps {
+		if i, ok := p.index[q.Key]; ok {
+			p.dupes++
+			if !bytes.Equal(p.list.Profiles[i].Raw, q.Raw) {
+				p.conflicts = append(p.conflicts, q.Key)
 			}
-		case pages >= c.cfg.MaxPages:
-			warn("Stopped after %d pages, the provider's limit, with %d profiles; the list may be incomplete.", pages, len(list.Profiles))
-		default:
-			u = next
 			continue
 		}
-		break
-	}
-	if total > len(list.Profiles) && len(list.Warnings) == 0 {
-		warn("The service said there are %d profiles but delivered %d; the list may be incomplete.", total, len(list.Profiles))
-	}
-	list.Profiles, list.Warnings = sortUnique(list.Profiles, list.Warnings)
-	return &list, nil
-}
-
-// nextPage returns the address of the page after resp, or nil. more reports
-// that the response claims further profiles even when there is no address.
-func nextPage(resp *response, page listPage, have, total int) (next *url.URL, more bool) {
-	h := page.hints
-	more = (h.hasMore != nil && *h.hasMore) || total > have || (h.page > 0 && h.pages > h.page)
-	if h.hasMore != nil && !*h.hasMore {
-		return nil, false
-	}
-	if link := linkNext(resp.header); link != "" {
-		return resolve(resp.url, link), true
-	}
-	if h.next != "" {
-		return resolve(resp.url, h.next), true
-	}
-	if h.nextNum > 0 {
-		return withQuery(resp.url, "page", h.nextNum), true
-	}
-	if h.page > 0 && more {
-		return withQuery(resp.url, "page", h.page+1), true
-	}
-	if off := firstHeader(resp.header, "X-Next-Offset", "Next-Offset"); off != "" && !strings.EqualFold(firstHeader(resp.header, "X-Has-More", "Has-More"), "false") {
-		if n, err := strconv.Atoi(off); err == nil && n >= 0 {
-			return withQuery(resp.url, "offset", n), true
+		if repeats {
+			q.Raw = bytes.Clone(q.Raw)
+			p.retained += int64(len(q.Raw))
 		}
+		p.index[q.Key] = len(p.list.Profiles)
+		p.list.Profiles = append(p.list.Profiles, q)
+		fresh++
 	}
-	if strings.EqualFold(firstHeader(resp.header, "X-Has-More", "Has-More"), "true") {
-		more = true
+	if !repeats && fresh > 0 {
+		p.retained += int64(len(body))
 	}
-	if n, err := strconv.Atoi(firstHeader(resp.header, "X-Total-Count", "Total-Count")); err == nil && n > have {
-		more = true
+	if p.retained > p.c.cfg.MaxBodyBytes {
+		return fresh, fmt.Errorf("the list's pages together hold more than %d bytes", p.c.cfg.MaxBodyBytes)
 	}
-	return nil, more
+	return fresh, nil
 }
 
-// linkNext returns the target of a Link header's rel="next" entry (RFC 8288).
-func linkNext(h http.Header) string {
-	for _, v := range h.Values("Link") {
-		for _, part := range strings.Split(v, ",") {
-			segs := strings.Split(part, ";")
-			target := strings.TrimSpace(segs[0])
-			if !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
-				continue
-			}
-			for _, p := range segs[1:] {
-				name, val, _ := strings.Cut(strings.TrimSpace(p), "=")
-				if strings.EqualFold(strings.TrimSpace(name), "rel") &&
-					slices.Contains(strings.Fields(strings.ToLower(strings.Trim(val, `"`))), "next") {
-					return target[1 : len(target)-1]
-				}
-			}
+// duplicateWarnings explains keys the service sent more than once.
+func duplicateWarnings(dupes int, conflicts []string) []string {
+	var out []string
+	if n := dupes - len(conflicts); n > 0 {
+		out = append(out, fmt.Sprintf("The service sent %d record(s) again that it had already sent, unchanged (pages overlapping while the list changed?); each is kept once.", n))
+	}
+	if len(conflicts) > 0 {
+		out = append(out, fmt.Sprintf("The service sent %d profile_key value(s) twice with different records; the first record of each is kept: %s.%s",
+			len(conflicts), quoteList(conflicts, 5), invalidUTF8Note(conflicts)))
+	}
+	return out
+}
+
+// invalidUTF8Note explains keys that only became equal when the invalid
+// UTF-8 in them was replaced: Terraform strings must be UTF-8.
+func invalidUTF8Note(keys []string) string {
+	for _, k := range keys {
+		if strings.ContainsRune(k, '\uFFFD') {
+			return " Keys holding U+FFFD were sent with invalid UTF-8, which Terraform cannot store; the invalid bytes were replaced, and distinct keys can become equal that way: ask the service's owners to send UTF-8."
 		}
 	}
 	return ""
+}
+
+// quoteList quotes up to max strings, then says how many more.
+func quoteList(ss []string, max int) string {
+	q := make([]string, 0, max)
+	for _, s := range ss[:min(len(ss), max)] {
+		q = append(q, strconv.Quote(s))
+	}
+	if len(ss) > max {
+		q = append(q, fmt.Sprintf("and %d more", len(ss)-max))
+	}
+	return strings.Join(q, ", ")
+}
+
+// firstListURL is GET /browsers, with the page size of the paging setting.
+func (c *Client) firstListURL() *url.URL {
+	u := listURL(c.base)
+	if pc := c.cfg.Paging; pc != nil && pc.PageSizeParam != "" {
+		u = withParam(u, pc.PageSizeParam, strconv.Itoa(pc.PageSize))
+	}
+	return u
 }
 
 func resolve(base *url.URL, ref string) *url.URL {
@@ -227,39 +353,11 @@ func resolve(base *url.URL, ref string) *url.URL {
 	return base.ResolveReference(r)
 }
 
-func withQuery(u *url.URL, name string, n int) *url.URL {
+// withParam returns u with the query parameter name set to value.
+func withParam(u *url.URL, name, value string) *url.URL {
 	next := *u
 	q := next.Query()
-	q.Set(name, strconv.Itoa(n))
+	q.Set(name, value)
 	next.RawQuery = q.Encode()
 	return &next
-}
-
-func firstHeader(h http.Header, names ...string) string {
-	for _, n := range names {
-		if v := strings.TrimSpace(h.Get(n)); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// sortUnique sorts by key in byte order, so that plans are stable whatever
-// order the service sends, and keeps the first of duplicate keys (pages that
-// overlap while the list changes) with a warning.
-func sortUnique(ps []Profile, warnings []string) ([]Profile, []string) {
-	slices.SortStableFunc(ps, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
-	out := ps[:0]
-	dups := 0
-	for _, p := range ps {
-		if len(out) > 0 && p.Key == out[len(out)-1].Key {
-			dups++
-			continue
-		}
-		out = append(out, p)
-	}
-	if dups > 0 {
-		warnings = append(warnings, fmt.Sprintf("The service returned %d duplicate profile_key value(s) (pages overlapping while the list changed?); each key is kept once.", dups))
-	}
-	return out, warnings
 }

@@ -54,49 +54,113 @@ func keysOf(ps []Profile) []string {
 	return keys
 }
 
-func TestListProfiles_followsEveryPagingStyle(t *testing.T) {
+// TestListProfiles_followsEveryPagingConvention reads 23 profiles in pages
+// of 5 from every convention the stand-in serves: all of them, once each,
+// byte for byte, sorted, in as many requests as there are pages (one more
+// where the service can only say it is done on an empty page).
+func TestListProfiles_followsEveryPagingConvention(t *testing.T) {
 	t.Parallel()
-	for _, paging := range []string{"link", "next_url", "page_number", "offset_headers"} {
-		for _, shape := range []string{"", "profiles_total", "data_items"} {
-			t.Run(paging+"/"+shape, func(t *testing.T) {
-				t.Parallel()
-				c, s := standinClient(t, 23, standin.Options{Paging: paging, PageSize: 5, Shape: shape})
-				list, err := c.ListProfiles(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(keysOf(list.Profiles), wantKeys(23)) || len(list.Warnings) != 0 {
-					t.Errorf("keys %v, warnings %q", keysOf(list.Profiles), list.Warnings)
-				}
-				if s.Requests.Load() != 5 {
-					t.Errorf("%d requests for 5 pages", s.Requests.Load())
-				}
-			})
+	extraRequests := map[string]int64{"short_page": 0, "empty_middle": 1}
+	for name, mode := range standin.PagingModes {
+		if !mode.Complete {
+			continue
 		}
-	}
-}
-
-func TestListProfiles_warnsInsteadOfTruncatingSilently(t *testing.T) {
-	t.Parallel()
-	for paging, want := range map[string]string{
-		"has_more": "gave no way to reach them",
-		"offhost":  "not the base address's own scheme, host and port",
-		"loop":     "paging loop",
-	} {
-		t.Run(paging, func(t *testing.T) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, s := standinClient(t, 12, standin.Options{Paging: paging, PageSize: 5})
+			c, s := standinClient(t, 23, standin.Options{Paging: name, PageSize: 5}, describedPaging(name))
 			list, err := c.ListProfiles(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(list.Warnings, func(w string) bool {
-				return strings.Contains(w, want) && strings.Contains(w, "incomplete")
-			}) {
-				t.Errorf("warnings %q, want one about %q", list.Warnings, want)
+			if list.Incomplete != nil || len(list.Warnings) != 0 {
+				t.Fatalf("incomplete: %v; warnings %q", list.Incomplete, list.Warnings)
 			}
-			if len(list.Profiles) != 5 || s.Requests.Load() > 2 {
-				t.Errorf("%d profiles after %d requests", len(list.Profiles), s.Requests.Load())
+			wantRecords(t, list.Profiles, 23)
+			if want := 5 + extraRequests[name]; s.Requests.Load() != want {
+				t.Errorf("%d requests, want %d", s.Requests.Load(), want)
+			}
+		})
+	}
+}
+
+// describedPaging is the provider block's paging setting for the stand-in's
+// "described" mode, which no convention reaches.
+func describedPaging(mode string) func(*Config) {
+	return func(c *Config) {
+		if mode == "described" {
+			c.Paging = &PagingConfig{NextFrom: "meta.cursor.next", NextParam: "after", PageSizeParam: "limit", PageSize: 5}
+		}
+	}
+}
+
+// wantRecords checks that ps are the n generated profiles, byte for byte.
+func wantRecords(t *testing.T, ps []Profile, n int) {
+	t.Helper()
+	if !slices.Equal(keysOf(ps), wantKeys(n)) {
+		t.Fatalf("keys %v", keysOf(ps))
+	}
+	for i, rec := range standin.Generate(n) {
+		if string(ps[i].Raw) != string(rec) {
+			t.Fatalf("record %d is %s, want %s", i, ps[i].Raw, rec)
+		}
+	}
+}
+
+// A full page that happens to be the last: the short-page convention needs
+// one empty page to know it is done.
+func TestListProfiles_shortPageConventionEndsOnAnEmptyPage(t *testing.T) {
+	t.Parallel()
+	c, s := standinClient(t, 20, standin.Options{Paging: "short_page", PageSize: 5})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || list.Incomplete != nil {
+		t.Fatalf("err %v, incomplete %v", err, list.Incomplete)
+	}
+	wantRecords(t, list.Profiles, 20)
+	if s.Requests.Load() != 5 {
+		t.Errorf("%d requests, want 4 pages and one empty one", s.Requests.Load())
+	}
+}
+
+// Every way a service can make a list short is reported, never silent.
+func TestListProfiles_reportsEveryWayAListCanBeShort(t *testing.T) {
+	t.Parallel()
+	want := map[string]struct{ claimed, reason string }{
+		"has_more":      {"more profiles (has_more)", "brought no profile_key that earlier pages had not"},
+		"offhost":       {"a further page", "not the base address's own scheme, host and port"},
+		"loop":          {"a further page", "brought no profile_key that earlier pages had not"},
+		"ignore_cursor": {"a further page", "ignored the page or cursor parameter"},
+		"new_url_loop":  {"a further page", "brought no profile_key"},
+		"total_lies":    {"17 profiles", "gave no way to reach more"},
+		"empty_forever": {"more profiles (has_more)", "empty pages in a row"},
+		"opaque_next":   {"more profiles (has_more)", `"next" field holds a value that is neither an address nor a known cursor`},
+	}
+	for name, mode := range standin.PagingModes {
+		if mode.Complete {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("no expectation for mode %q", name)
+			}
+			c, s := standinClient(t, 12, standin.Options{Paging: name, PageSize: 5})
+			list, err := c.ListProfiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			inc := list.Incomplete
+			if inc == nil {
+				t.Fatalf("%d profiles and no word of it being incomplete", len(list.Profiles))
+			}
+			if !strings.Contains(inc.Claimed, w.claimed) || !strings.Contains(inc.Reason, w.reason) {
+				t.Errorf("claimed %q, reason %q", inc.Claimed, inc.Reason)
+			}
+			if inc.Have != len(list.Profiles) || inc.Have >= 12 && name != "total_lies" {
+				t.Errorf("Have %d, %d profiles", inc.Have, len(list.Profiles))
+			}
+			if s.Requests.Load() > 10 {
+				t.Errorf("%d requests before giving up", s.Requests.Load())
 			}
 		})
 	}
@@ -108,7 +172,7 @@ func TestListProfiles_totalLargerThanDelivered(t *testing.T) {
 		io.WriteString(w, `{"profiles": [{"profile_key": "a"}], "totalCount": 3}`)
 	})
 	list, err := c.ListProfiles(context.Background())
-	if err != nil || len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "incomplete") {
+	if err != nil || list.Incomplete == nil || list.Incomplete.Claimed != "3 profiles" || list.Incomplete.Have != 1 {
 		t.Errorf("list %+v, err %v", list, err)
 	}
 }
@@ -117,15 +181,28 @@ func TestListProfiles_pageLimit(t *testing.T) {
 	t.Parallel()
 	c, _ := standinClient(t, 30, standin.Options{Paging: "link", PageSize: 2}, func(c *Config) { c.MaxPages = 3 })
 	list, err := c.ListProfiles(context.Background())
-	if err != nil || len(list.Profiles) != 6 || len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "Stopped after 3 pages") {
-		t.Errorf("%d profiles, warnings %q, err %v", len(list.Profiles), list.Warnings, err)
+	if err != nil || len(list.Profiles) != 6 || list.Incomplete == nil || !strings.Contains(list.Incomplete.Reason, "limit of 3 pages") {
+		t.Errorf("%d profiles, incomplete %v, err %v", len(list.Profiles), list.Incomplete, err)
+	}
+}
+
+// A cursor value that is not an address, with no parameter to send it in:
+// the described setting cannot be followed, and says so.
+func TestListProfiles_describedCursorWithoutParameter(t *testing.T) {
+	t.Parallel()
+	c, _ := standinClient(t, 12, standin.Options{Paging: "described", PageSize: 5}, func(c *Config) {
+		c.Paging = &PagingConfig{NextFrom: "meta.cursor.next", PageSizeParam: "limit", PageSize: 5}
+	})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || list.Incomplete == nil || !strings.Contains(list.Incomplete.Reason, "next_param") {
+		t.Errorf("incomplete %v, err %v", list.Incomplete, err)
 	}
 }
 
 func TestListProfiles_sortedByteOrderAndDeduplicated(t *testing.T) {
 	t.Parallel()
 	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `[{"profile_key":"b"},{"profile_key":"B"},{"profile_key":"a"},{"profile_key":"b","dup":true},{"profile_key":"é"}]`)
+		io.WriteString(w, `[{"profile_key":"b"},{"profile_key":"B"},{"profile_key":"a"},{"profile_key":"b","dup":true},{"profile_key":"é"},{"profile_key":"a"}]`)
 	})
 	list, err := c.ListProfiles(context.Background())
 	if err != nil {
@@ -134,7 +211,8 @@ func TestListProfiles_sortedByteOrderAndDeduplicated(t *testing.T) {
 	if got := keysOf(list.Profiles); !slices.Equal(got, []string{"B", "a", "b", "é"}) {
 		t.Errorf("keys %q", got)
 	}
-	if string(list.Profiles[2].Raw) != `{"profile_key":"b"}` || len(list.Warnings) != 1 {
+	if string(list.Profiles[2].Raw) != `{"profile_key":"b"}` || len(list.Warnings) != 2 ||
+		!strings.Contains(list.Warnings[0], "1 record(s) again") || !strings.Contains(list.Warnings[1], `twice with different records; the first record of each is kept: "b"`) {
 		t.Errorf("kept %s, warnings %q", list.Profiles[2].Raw, list.Warnings)
 	}
 }

@@ -165,33 +165,42 @@ output "prod_keys" { value = data.browserprofile_profiles.prod.profile_keys }
 	}
 }
 
-func TestE2E_incompleteListWarnsInPlan(t *testing.T) {
+// A list that may be short fails the plan by default, and is a warning only
+// where the user accepted a partial list.
+func TestE2E_incompleteListFailsPlanUnlessAccepted(t *testing.T) {
 	t.Parallel()
 	for paging, want := range map[string]string{
-		"has_more": "gave no way to reach them that the provider understands",
-		"offhost":  "which is not the base address's own scheme, host and port, so it was not requested",
-		"loop":     "(a paging loop)",
+		"total_lies": "but it claimed 11 profiles. Paging stopped because the response gave no way to reach more",
+		"offhost":    "which is not the base address's own scheme, host and port, so it was not requested",
+		"loop":       "brought no profile_key that earlier pages had not",
 	} {
-		t.Run(paging, func(t *testing.T) {
-			t.Parallel()
-			root := startStandin(t, standin.Options{Paging: paging, PageSize: 2})
-			w := newWorkspace(t, fmt.Sprintf(`
+		for _, allow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/allow=%v", paging, allow), func(t *testing.T) {
+				t.Parallel()
+				root := startStandin(t, standin.Options{Paging: paging, PageSize: 2})
+				w := newWorkspace(t, fmt.Sprintf(`
 provider "browserprofile" {
-  environment = "development"
-  base_url    = %q
-  api_token   = %q
+  environment           = "development"
+  base_url              = %q
+  api_token             = %q
+  allow_incomplete_list = %v
 }
 data "browserprofile_profiles" "all" {}
-`, root+"/development/api/v1", standin.DemoDevelopmentToken))
-			out, err := w.run(nil, "plan", "-input=false", "-no-color")
-			if err != nil {
-				t.Fatalf("plan: %v\n%s", err, out)
-			}
-			flat := strings.Join(strings.Fields(out), " ")
-			if !strings.Contains(flat, "Warning: The profile list may be incomplete") || !strings.Contains(flat, want) {
-				t.Errorf("no incomplete-list warning saying %q:\n%s", want, out)
-			}
-		})
+`, root+"/development/api/v1", standin.DemoDevelopmentToken, allow))
+				out, err := w.run(nil, "plan", "-input=false", "-no-color")
+				flat := strings.Join(strings.Fields(out), " ")
+				severity := "Error"
+				if allow {
+					severity = "Warning"
+				}
+				if (err == nil) != allow || !strings.Contains(flat, severity+": The profile list is incomplete") || !strings.Contains(flat, want) {
+					t.Errorf("plan (err %v) did not report %q as %s:\n%s", err, want, severity, out)
+				}
+				if !allow && !strings.Contains(flat, "set allow_incomplete_list = true in the provider block") {
+					t.Errorf("the error does not name the setting that accepts a partial list:\n%s", out)
+				}
+			})
+		}
 	}
 }
 

@@ -79,6 +79,27 @@ func (d *providerData) explain(err error) (summary, advice string) {
 	return "Request failed", err.Error()
 }
 
+// addIncomplete reports a list that may be short: an error, unless the
+// user accepts a partial list (allow_incomplete_list), then a warning.
+func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *client.IncompleteError) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The service listed %d profile(s) over %d page(s), but it claimed %s. Paging stopped because %s.\n\n",
+		inc.Have, inc.Pages, inc.Claimed, inc.Reason)
+	fmt.Fprintf(&b, "Request: GET %s\nEnvironment: %s\nBase address: %s\n\n", inc.URL, d.environment, d.baseURL)
+	if d.allowIncomplete {
+		b.WriteString("allow_incomplete_list is set, so the partial list was returned. Resources keyed by a missing " +
+			"profile (for_each over profile_keys) will be destroyed on the next apply.")
+		diags.AddWarning("The profile list is incomplete", b.String())
+		return
+	}
+	b.WriteString("This is an error because profile_keys usually feeds for_each: on the next apply, every resource keyed by " +
+		"a missing profile would be destroyed.\n\n" +
+		"If the service pages in a way the provider does not recognise, describe it with the provider block's paging " +
+		"setting (next_from, next_param). If a partial list is acceptable here, set allow_incomplete_list = true in the " +
+		"provider block: the list is then returned, with this message as a warning.")
+	diags.AddError("The profile list is incomplete", b.String())
+}
+
 // describe says what was sent and what came back.
 func (d *providerData) describe(re *client.RequestError) string {
 	var b strings.Builder

@@ -101,8 +101,14 @@ func readProfiles(ctx context.Context, data *providerData) ([]byte, diag.Diagnos
 		data.addError(&diags, path.Empty(), err)
 		return nil, diags
 	}
+	if inc := list.Incomplete; inc != nil {
+		data.addIncomplete(&diags, inc)
+		if diags.HasError() {
+			return nil, diags
+		}
+	}
 	for _, w := range list.Warnings {
-		diags.AddWarning("The profile list may be incomplete", w)
+		diags.AddWarning("The service's profile list needs attention", w)
 	}
 	state, err := profilesState(list.Profiles)
 	if err != nil {

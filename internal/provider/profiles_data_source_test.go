@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,12 +196,33 @@ func TestProfilesState_matchesTftypes(t *testing.T) {
 	}
 }
 
-func TestAccProfilesDataSource_readsEveryPagingStyleThroughFaults(t *testing.T) {
+func TestAccProfilesDataSource_readsEveryPagingConvention(t *testing.T) {
+	for name, mode := range standin.PagingModes {
+		if !mode.Complete {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{Paging: name, PageSize: 4})
+			extra := []string{}
+			if name == "described" {
+				extra = append(extra, describedPaging)
+			}
+			expectState(t, devProvider(root, extra...)+`data "browserprofile_profiles" "all" {}`,
+				listsDevKeys, listsRecord(t, 3, "café-東京"))
+		})
+	}
+}
+
+// describedPaging is the paging setting for the stand-in's "described" mode.
+const describedPaging = `paging = {
+    next_from       = "meta.cursor.next"
+    next_param      = "after"
+    page_size_param = "limit"
+    page_size       = 4
+  }`
+
+func TestAccProfilesDataSource_readsPagesThroughFaults(t *testing.T) {
 	for name, opts := range map[string]standin.Options{
-		"link":                  {Paging: "link", PageSize: 4},
-		"next url":              {Paging: "next_url", PageSize: 4},
-		"page number":           {Paging: "page_number", PageSize: 4, Shape: "profiles_total"},
-		"offset headers":        {Paging: "offset_headers", PageSize: 4},
 		"slow answers":          {Delay: 200 * time.Millisecond, Paging: "link", PageSize: 4},
 		"resets and html 503s":  {ResetEvery: 3, FailEvery: 4, Shape: "data_items"},
 		"rate limited, 1s wait": {LimitEvery: 2, Paging: "next_url", PageSize: 4},
@@ -210,6 +232,46 @@ func TestAccProfilesDataSource_readsEveryPagingStyleThroughFaults(t *testing.T) 
 			expectState(t, listConfig(root), listsDevKeys)
 		})
 	}
+}
+
+// A list that may be short fails the plan, saying how many arrived, what
+// the service claimed, why paging stopped, and the setting that accepts it.
+func TestAccProfilesDataSource_incompleteListIsAnError(t *testing.T) {
+	for paging, want := range map[string]string{
+		"has_more":      "listed 4 profile(s) over 2 page(s), but it claimed more profiles (has_more). Paging stopped because page 2 brought no profile_key",
+		"offhost":       "listed 4 profile(s) over 1 page(s), but it claimed a further page. Paging stopped because the next page is at http://elsewhere.invalid/…",
+		"total_lies":    "listed 6 profile(s) over 1 page(s), but it claimed 11 profiles. Paging stopped because the response gave no way to reach more",
+		"empty_forever": "6 empty pages in a row still said there was more",
+		"opaque_next":   `the response's "next" field holds a value that is neither an address nor a known cursor`,
+	} {
+		t.Run(paging, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{Paging: paging, PageSize: 4})
+			expectError(t, listConfig(root), words("The profile list is incomplete", want,
+				"Request: GET "+root+"/development/api/v1/browsers", "Environment: development",
+				"every resource keyed by a missing profile would be destroyed",
+				"describe it with the provider block's paging setting", "set allow_incomplete_list = true in the provider block"))
+		})
+	}
+}
+
+// With allow_incomplete_list, the partial list is returned (the warning is
+// checked through the CLI in internal/e2e).
+func TestAccProfilesDataSource_allowIncompleteListReturnsWhatArrived(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{Paging: "offhost", PageSize: 4})
+	var firstPage []string
+	for _, rec := range standin.DemoEnvironments()[1].Profiles[:4] {
+		var r struct {
+			Key string `json:"profile_key"`
+		}
+		if err := json.Unmarshal(rec, &r); err != nil {
+			t.Fatal(err)
+		}
+		firstPage = append(firstPage, r.Key)
+	}
+	slices.Sort(firstPage)
+	expectState(t, devProvider(root, "allow_incomplete_list = true")+`data "browserprofile_profiles" "all" {}`,
+		statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+			knownvalue.ListExact(stringValues(firstPage))))
 }
 
 func TestAccProfilesDataSource_hostileResponsesFailClearly(t *testing.T) {

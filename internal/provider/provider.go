@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
@@ -65,6 +67,16 @@ type BrowserProfileProviderModel struct {
 	RequestTimeoutSeconds types.Int64   `tfsdk:"request_timeout_seconds"`
 	MaxConcurrentRequests types.Int64   `tfsdk:"max_concurrent_requests"`
 	RequestsPerSecond     types.Float64 `tfsdk:"requests_per_second"`
+	AllowIncompleteList   types.Bool    `tfsdk:"allow_incomplete_list"`
+	Paging                types.Object  `tfsdk:"paging"`
+}
+
+// pagingModel is the provider block's paging setting.
+type pagingModel struct {
+	NextFrom      types.String `tfsdk:"next_from"`
+	NextParam     types.String `tfsdk:"next_param"`
+	PageSizeParam types.String `tfsdk:"page_size_param"`
+	PageSize      types.Int64  `tfsdk:"page_size"`
 }
 
 // New returns a constructor for the provider, as providerserver expects.
@@ -146,9 +158,65 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				Optional:   true,
 				Validators: []validator.Float64{float64validator.Between(0.1, 10000)},
 			},
+			"allow_incomplete_list": schema.BoolAttribute{
+				MarkdownDescription: "Accept a profile list that may be incomplete, with a warning, instead of failing. " +
+					"By default, when the service claims more profiles than it lets the provider read (a total larger than what " +
+					"arrived, `has_more` with no way to reach more, pages that stop making progress, a next page on another host, " +
+					"or the page limit), `browserprofile_profiles` fails the plan: `profile_keys` usually feeds `for_each`, and a " +
+					"short list destroys the resources of every missing profile on the next apply. Set this to `true` only where a " +
+					"partial list is harmless. Default `false`.",
+				Optional: true,
+			},
+			"paging": schema.SingleNestedAttribute{
+				MarkdownDescription: "Describes how the service pages its list, for a service that follows none of the conventions " +
+					"the provider recognises (see the provider's documentation). With it set, the provider follows exactly this and guesses nothing.",
+				Optional:   true,
+				Attributes: pagingAttributes(),
+			},
 		},
 	}
 }
+
+// pagingAttributes are the fields of the paging setting.
+func pagingAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"next_from": schema.StringAttribute{
+			MarkdownDescription: "Where each response holds the next page's cursor or address: a dot-separated path of " +
+				"fields in the JSON body (`meta.next_cursor`), or `header:` and a header's name (`header:X-Next-Cursor`). " +
+				"When the value there is missing, `null`, `false` or empty, the list is complete.",
+			Required: true,
+			Validators: []validator.String{stringvalidator.RegexMatches(nextFromPattern,
+				"a dot-separated path of JSON field names, such as meta.next_cursor, or header:<Name>")},
+		},
+		"next_param": schema.StringAttribute{
+			MarkdownDescription: "The request parameter that carries the cursor back (`cursor`, `after`, `pageToken`). " +
+				"Leave it out when `next_from` holds the next page's address, which is then requested as it is.",
+			Optional:   true,
+			Validators: []validator.String{stringvalidator.RegexMatches(paramPattern, "a query parameter name")},
+		},
+		"page_size_param": schema.StringAttribute{
+			MarkdownDescription: "The request parameter that sets the page size (`limit`, `per_page`). Set with `page_size`.",
+			Optional:            true,
+			Validators: []validator.String{
+				stringvalidator.RegexMatches(paramPattern, "a query parameter name"),
+				stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("page_size")),
+			},
+		},
+		"page_size": schema.Int64Attribute{
+			MarkdownDescription: "The page size to ask for. Set with `page_size_param`.",
+			Optional:            true,
+			Validators: []validator.Int64{
+				int64validator.Between(1, 100000),
+				int64validator.AlsoRequires(path.MatchRelative().AtParent().AtName("page_size_param")),
+			},
+		},
+	}
+}
+
+var (
+	nextFromPattern = regexp.MustCompile(`^(header:[A-Za-z0-9!#$%&'*+.^_|~-]+|[^.\s]+(\.[^.\s]+)*)$`)
+	paramPattern    = regexp.MustCompile(`^[A-Za-z0-9_.~\-\[\]$]+$`)
+)
 
 func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var cfg BrowserProfileProviderModel
@@ -171,7 +239,7 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 	tflog.Info(ctx, "configured browserprofile provider", map[string]any{
 		"environment": settings.environment, "base_url": c.BaseURL(),
 	})
-	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL()}
+	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL(), allowIncomplete: settings.allowIncomplete}
 	resp.DataSourceData = data
 	p.configured.Store(data)
 }
@@ -186,15 +254,17 @@ func (p *BrowserProfileProvider) DataSources(context.Context) []func() datasourc
 
 // providerData is what Configure hands to the data sources.
 type providerData struct {
-	client      *client.Client
-	environment string
-	baseURL     string
+	client          *client.Client
+	environment     string
+	baseURL         string
+	allowIncomplete bool
 }
 
 // settings is a resolved provider block.
 type settings struct {
-	environment string
-	client      client.Config
+	environment     string
+	allowIncomplete bool
+	client          client.Config
 }
 
 // resolveSettings applies the precedence config value, then environment
@@ -218,6 +288,8 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		{cfg.MaxWaitSeconds, "max_wait_seconds", ""},
 		{cfg.RequestTimeoutSeconds, "request_timeout_seconds", ""},
 		{cfg.MaxConcurrentRequests, "max_concurrent_requests", ""},
+		{cfg.AllowIncompleteList, "allow_incomplete_list", ""},
+		{cfg.Paging, "paging", ""},
 	} {
 		if !a.value.IsUnknown() {
 			continue
@@ -299,6 +371,17 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 				fmt.Sprintf("%s is %q; it must be a number of requests per second from 0.1 to 10000.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond)))
 		}
 		s.client.RequestsPerSecond = rps
+	}
+	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
+	if !cfg.Paging.IsNull() {
+		var pm pagingModel
+		diags.Append(cfg.Paging.As(context.Background(), &pm, basetypes.ObjectAsOptions{})...)
+		s.client.Paging = &client.PagingConfig{
+			NextFrom:      pm.NextFrom.ValueString(),
+			NextParam:     pm.NextParam.ValueString(),
+			PageSizeParam: pm.PageSizeParam.ValueString(),
+			PageSize:      int(pm.PageSize.ValueInt64()),
+		}
 	}
 	return s, diags
 }

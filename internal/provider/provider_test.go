@@ -185,6 +185,15 @@ func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
 		"suffix":      {`base_url = "https://api.example.com/v1"`, `its path must end in /api/v1`},
 		"plain http":  {`base_url = "http://api.example.com/api/v1"`, `plain http:// is accepted only for loopback hosts`},
 		"token space": {`api_token = "abc def"`, `was the token copied whole?`},
+		"paging path": {`paging = { next_from = "meta..next" }`, `a dot-separated path of JSON field names`},
+		"paging param": {`paging = {
+    next_from  = "meta.next"
+    next_param = "a b"
+  }`, `next_param`},
+		"page size alone": {`paging = {
+    next_from = "meta.next"
+    page_size = 50
+  }`, `page_size_param`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

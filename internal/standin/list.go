@@ -2,67 +2,37 @@ package standin
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 )
 
-// list serves GET /browsers in the configured shape and paging style.
+// list serves GET /browsers: the whole list in the configured shape, or one
+// page in the configured paging mode.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) {
-	all := env.Profiles
-	items, page, pages, offset := all, 1, 1, 0
-	size := s.opts.PageSize
-	if s.opts.Paging != "" && size > 0 {
-		q := r.URL.Query()
-		page = max(atoiOr(q.Get("page"), 1), 1)
-		offset = max(atoiOr(q.Get("offset"), 0), 0)
-		if s.opts.Paging != "offset_headers" {
-			offset = (page - 1) * size
+	var body []byte
+	if s.opts.Paging == "" || s.opts.PageSize <= 0 {
+		body = s.listBody(env.Profiles, len(env.Profiles), map[string]any{})
+	} else {
+		mode, ok := PagingModes[s.opts.Paging]
+		if !ok {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "unknown paging mode " + s.opts.Paging})
+			return
 		}
-		pages = max((len(all)+size-1)/size, 1)
-		items = all[min(offset, len(all)):min(offset+size, len(all))]
+		p := &pageRequest{s: s, w: w, r: r, all: env.Profiles, size: s.opts.PageSize}
+		self := *r.URL
+		self.Scheme, self.Host = "http", r.Host
+		p.self = &self
+		if body = mode.serve(p); body == nil {
+			return // the mode answered already
+		}
 	}
-	more := offset+len(items) < len(all)
-	self := *r.URL
-	self.Scheme, self.Host = "http", r.Host
-	pageURL := func(n int) string {
-		u := self
-		q := u.Query()
-		q.Set("page", strconv.Itoa(n))
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-
-	envelope := map[string]any{}
-	switch s.opts.Paging {
-	case "link":
-		if more {
-			w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="first"`, pageURL(page+1), pageURL(1)))
-		}
-	case "next_url":
-		envelope["next"] = nil
-		if more {
-			envelope["next"] = pageURL(page + 1)
-		}
-	case "page_number":
-		envelope["page"], envelope["total_pages"] = page, pages
-	case "offset_headers":
-		w.Header().Set("X-Has-More", strconv.FormatBool(more))
-		if more {
-			w.Header().Set("X-Next-Offset", strconv.Itoa(offset+len(items)))
-		}
-	case "has_more":
-		envelope["has_more"] = more
-	case "offhost":
-		if more {
-			w.Header().Set("Link", fmt.Sprintf(`<http://elsewhere.invalid/api/v1/browsers?page=%d>; rel="next"`, page+1))
-		}
-	case "loop":
-		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, pageURL(1)))
-	}
-
-	body := s.listBody(items, len(all), envelope)
 	if s.opts.Truncate {
 		body = body[:len(body)/2]
 	}
@@ -71,55 +41,419 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) 
 	w.Write(body)
 }
 
+// PagingMode is one way of paging a list, modelled on a public API's.
+type PagingMode struct {
+	// Complete is false for the modes that misbehave: a client cannot read
+	// the whole list from them, and must say so.
+	Complete bool
+	serve    func(p *pageRequest) []byte
+}
+
+// PagingModes are the stand-in's paging conventions (cmd/standin -paging).
+var PagingModes = map[string]PagingMode{
+	// RFC 8288 Link headers whose targets hold ',' and ';', in two headers,
+	// with quoted parameters (GitHub, and servlet containers' ;jsessionid).
+	"link": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		if more {
+			next := p.link(fmt.Sprintf("/browsers;jsessionid=A1B2,C3?page=%d&sort=name,asc", i+2))
+			p.w.Header().Add("Link", fmt.Sprintf(`<%s>; rel="next"; title="next page; sorted, by name"`, next))
+		}
+		p.w.Header().Add("Link", fmt.Sprintf(`<%s>; rel="first"`, p.link("/browsers?page=1&sort=name,asc")))
+		return array(items)
+	}},
+	// A next-page URL in the envelope, null on the last page.
+	"next_url": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		return p.s.listBody(items, len(p.all), map[string]any{"next": p.when(more, p.with("page", i+2))})
+	}},
+	// A next-page URL under "nextPage", and a self "href" that is not one.
+	"next_page_field": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		return object(map[string]any{"href": p.with("page", i+1), "nextPage": p.when(more, p.with("page", i+2)), "total": len(p.all)}, "items", array(items))
+	}},
+	// HAL, as Spring Data REST: _embedded, _links.next.href, and a page
+	// object counted from 0.
+	"hal": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 0)
+		items, more := p.window(i * p.size)
+		links := map[string]any{"self": map[string]string{"href": p.with("page", i)}}
+		if more {
+			links["next"] = map[string]string{"href": p.with("page", i+1)}
+		}
+		return object(map[string]any{"_links": links, "page": map[string]int{
+			"size": p.size, "totalElements": len(p.all), "totalPages": p.pages(), "number": i,
+		}}, "_embedded", object(nil, "profiles", array(items)))
+	}},
+	// JSON:API: links.next as an {"href"} object, the total under meta.
+	"jsonapi": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page[number]", 1)
+		items, more := p.window(i * p.size)
+		links := map[string]any{"self": p.with("page[number]", i+1)}
+		if more {
+			links["next"] = map[string]string{"href": p.with("page[number]", i+2)}
+		}
+		return object(map[string]any{"links": links, "meta": map[string]int{"totalCount": len(p.all)}}, "data", array(items))
+	}},
+	// OData: value, @odata.nextLink with an opaque $skiptoken, @odata.count.
+	"odata": {true, func(p *pageRequest) []byte {
+		off := p.cursor("$skiptoken")
+		items, more := p.window(off)
+		return object(map[string]any{"@odata.count": len(p.all), "@odata.nextLink": p.when(more, p.with("$skiptoken", token(off+len(items))))}, "value", array(items))
+	}},
+	// Page numbers from 1 with a page count (and the configured shape).
+	"page_number": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, _ := p.window(i * p.size)
+		return p.s.listBody(items, len(p.all), map[string]any{"page": i + 1, "total_pages": p.pages()})
+	}},
+	// Page numbers from 0 with a page count.
+	"page_zero": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 0)
+		items, _ := p.window(i * p.size)
+		return object(map[string]any{"page": i, "total_pages": p.pages()}, "data", array(items))
+	}},
+	// Spring Data's Page: content, number from 0, totalPages, last.
+	"spring": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 0)
+		items, more := p.window(i * p.size)
+		return object(map[string]any{
+			"pageable": map[string]int{"pageNumber": i, "pageSize": p.size, "offset": i * p.size},
+			"last":     !more, "totalPages": p.pages(), "totalElements": len(p.all), "size": p.size, "number": i,
+			"first": i == 0, "numberOfElements": len(items), "empty": len(items) == 0,
+		}, "content", array(items))
+	}},
+	// Page numbers from 1 and a last-page flag, no total.
+	"page_last": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		return object(map[string]any{"currentPage": i + 1, "isLast": !more}, "items", array(items))
+	}},
+	// GitLab's headers: X-Page, X-Per-Page, X-Next-Page (empty on the last
+	// page), X-Total, X-Total-Pages; a bare array.
+	"gitlab": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		h := p.w.Header()
+		h.Set("X-Page", strconv.Itoa(i+1))
+		h.Set("X-Per-Page", strconv.Itoa(p.size))
+		next := ""
+		if more {
+			next = strconv.Itoa(i + 2)
+		}
+		h.Set("X-Next-Page", next)
+		h.Set("X-Total", strconv.Itoa(len(p.all)))
+		h.Set("X-Total-Pages", strconv.Itoa(p.pages()))
+		return array(items)
+	}},
+	// offset and limit with a total.
+	"offset_limit": {true, func(p *pageRequest) []byte {
+		off := p.number("offset")
+		items, _ := p.window(off)
+		return object(map[string]any{"offset": off, "limit": p.size, "total": len(p.all)}, "data", array(items))
+	}},
+	// Jira: startAt, maxResults, total, isLast, values.
+	"start_at": {true, func(p *pageRequest) []byte {
+		off := p.number("startAt")
+		items, more := p.window(off)
+		return object(map[string]any{"startAt": off, "maxResults": p.size, "total": len(p.all), "isLast": !more}, "values", array(items))
+	}},
+	// skip with a total.
+	"skip": {true, func(p *pageRequest) []byte {
+		off := p.number("skip")
+		items, _ := p.window(off)
+		return object(map[string]any{"skip": off, "total": len(p.all)}, "items", array(items))
+	}},
+	// X-Next-Offset and X-Has-More headers; the list in the configured shape.
+	"offset_headers": {true, func(p *pageRequest) []byte {
+		off := p.number("offset")
+		items, more := p.window(off)
+		p.w.Header().Set("X-Has-More", strconv.FormatBool(more))
+		if more {
+			p.w.Header().Set("X-Next-Offset", strconv.Itoa(off+len(items)))
+		}
+		return p.s.listBody(items, len(p.all), map[string]any{})
+	}},
+	// A page number and the page size, no total: read until a short page.
+	"short_page": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, _ := p.window(i * p.size)
+		return object(map[string]any{"page": i + 1, "per_page": p.size}, "data", array(items))
+	}},
+	// Google: nextPageToken, sent back as pageToken; absent on the last page.
+	"page_token": {true, func(p *pageRequest) []byte {
+		off := p.cursor("pageToken")
+		items, more := p.window(off)
+		fields := map[string]any{}
+		if more {
+			fields["nextPageToken"] = token(off + len(items))
+		}
+		return object(fields, "profiles", array(items))
+	}},
+	// Slack: response_metadata.next_cursor, sent back as cursor; "" at the end.
+	"slack": {true, func(p *pageRequest) []byte {
+		off := p.cursor("cursor")
+		items, more := p.window(off)
+		next := ""
+		if more {
+			next = token(off + len(items))
+		}
+		return object(map[string]any{"ok": true, "response_metadata": map[string]string{"next_cursor": next}}, "profiles", array(items))
+	}},
+	// AWS: NextToken, sent back as nextToken.
+	"next_token": {true, func(p *pageRequest) []byte {
+		off := p.cursor("nextToken")
+		items, more := p.window(off)
+		return object(map[string]any{"NextToken": p.when(more, token(off+len(items)))}, "Profiles", array(items))
+	}},
+	// GraphQL-style pageInfo: hasNextPage and endCursor, sent back as after.
+	"page_info": {true, func(p *pageRequest) []byte {
+		off := p.cursor("after")
+		items, more := p.window(off)
+		return object(map[string]any{"pageInfo": map[string]any{"hasNextPage": more, "endCursor": token(off + len(items))}}, "nodes", array(items))
+	}},
+	// Stripe: has_more, continued with starting_after=<last key>.
+	"stripe": {true, func(p *pageRequest) []byte {
+		off := 0
+		if after := p.r.URL.Query().Get("starting_after"); after != "" {
+			off = slices.IndexFunc(p.all, func(rec json.RawMessage) bool { return keyOf(rec) == after }) + 1
+		}
+		items, more := p.window(off)
+		return object(map[string]any{"object": "list", "url": "/v1/browsers", "has_more": more}, "data", array(items))
+	}},
+	// Hints as strings, as some gateways send them.
+	"string_hints": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		return object(map[string]any{"page": strconv.Itoa(i + 1), "total": strconv.Itoa(len(p.all)), "has_more": strconv.FormatBool(more)}, "data", array(items))
+	}},
+	// Hints as floats.
+	"float_hints": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, _ := p.window(i * p.size)
+		return object(map[string]any{"page": float64(i + 1), "total": float64(len(p.all))}, "data", array(items))
+	}},
+	// A filtered scan: the second page is empty but still links on.
+	"empty_middle": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		var items []json.RawMessage
+		more := true
+		if i != 1 {
+			items, more = p.window(max(i-1, 0) * p.size)
+		}
+		return object(map[string]any{"has_more": more, "next": p.when(more, p.with("page", i+2))}, "data", array(items))
+	}},
+	// Described in the provider block: a cursor at meta.cursor.next, sent
+	// back as after, and the page size as limit, without which it refuses.
+	"described": {true, func(p *pageRequest) []byte {
+		size, err := strconv.Atoi(p.r.URL.Query().Get("limit"))
+		if err != nil || size < 1 {
+			writeJSON(p.w, http.StatusBadRequest, map[string]string{"error": "limit is required"})
+			return nil
+		}
+		p.size = size
+		off := p.cursor("after")
+		items, more := p.window(off)
+		return object(map[string]any{"meta": map[string]any{"cursor": map[string]any{"next": p.when(more, token(off+len(items)))}}}, "results", array(items))
+	}},
+
+	// The misbehaving modes.
+
+	// has_more, but every way to ask for more is ignored.
+	"has_more": {false, func(p *pageRequest) []byte {
+		items, more := p.window(0)
+		return p.s.listBody(items, len(p.all), map[string]any{"has_more": more})
+	}},
+	// A Link to another host.
+	"offhost": {false, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		if more {
+			p.w.Header().Set("Link", fmt.Sprintf(`<http://elsewhere.invalid/api/v1/browsers?page=%d>; rel="next"`, i+2))
+		}
+		return array(items)
+	}},
+	// A Link back to the first page.
+	"loop": {false, func(p *pageRequest) []byte {
+		items, _ := p.window(0)
+		p.w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, p.with("page", 1)))
+		return array(items)
+	}},
+	// A page token that is sent, and ignored.
+	"ignore_cursor": {false, func(p *pageRequest) []byte {
+		items, more := p.window(0)
+		return object(map[string]any{"nextPageToken": p.when(more, token(len(items)))}, "profiles", array(items))
+	}},
+	// A new next URL every time, the same page behind each.
+	"new_url_loop": {false, func(p *pageRequest) []byte {
+		n := p.number("n")
+		items, _ := p.window(0)
+		return object(map[string]any{"next": p.with("n", n+1)}, "data", array(items))
+	}},
+	// The whole list in one page, and a total larger than it.
+	"total_lies": {false, func(p *pageRequest) []byte {
+		return object(map[string]any{"total": len(p.all) + 5}, "data", array(p.all))
+	}},
+	// Empty pages forever after the first.
+	"empty_forever": {false, func(p *pageRequest) []byte {
+		n := p.number("n")
+		var items []json.RawMessage
+		if n == 0 {
+			items, _ = p.window(0)
+		}
+		return object(map[string]any{"has_more": true, "next": p.with("n", n+1)}, "data", array(items))
+	}},
+	// A "next" that is an opaque value, with no word of where it goes.
+	"opaque_next": {false, func(p *pageRequest) []byte {
+		items, more := p.window(0)
+		return object(map[string]any{"next": p.when(more, token(len(items))), "has_more": more}, "data", array(items))
+	}},
+}
+
+// pageRequest is one request for a page.
+type pageRequest struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	self *url.URL
+	all  []json.RawMessage
+	size int
+}
+
+// window returns the page starting at offset, and whether more follow.
+func (p *pageRequest) window(offset int) ([]json.RawMessage, bool) {
+	offset = min(max(offset, 0), len(p.all))
+	end := min(offset+p.size, len(p.all))
+	return p.all[offset:end], end < len(p.all)
+}
+
+func (p *pageRequest) pages() int { return max((len(p.all)+p.size-1)/p.size, 1) }
+
+// pageNumber returns the 0-based index of the page asked for in param,
+// which the service counts from base; the first page when absent.
+func (p *pageRequest) pageNumber(param string, base int) int {
+	return max(p.number(param)-base, 0)
+}
+
+func (p *pageRequest) number(param string) int {
+	n, _ := strconv.Atoi(p.r.URL.Query().Get(param))
+	return n
+}
+
+// cursor decodes the opaque token in param into an offset.
+func (p *pageRequest) cursor(param string) int {
+	raw, err := base64.RawURLEncoding.DecodeString(p.r.URL.Query().Get(param))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimPrefix(string(raw), "offset:"))
+	return n
+}
+
+// token is an opaque cursor for an offset.
+func token(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(offset)))
+}
+
+// with returns this request's address with the query parameter set.
+func (p *pageRequest) with(param string, value any) string {
+	u := *p.self
+	q := u.Query()
+	q.Set(param, fmt.Sprint(value))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// link returns an address under this environment's base: rest replaces
+// "/browsers…" in the path.
+func (p *pageRequest) link(rest string) string {
+	base, _, _ := strings.Cut(p.self.Path, "/browsers")
+	return "http://" + p.self.Host + base + rest
+}
+
+// when is v when cond holds, and nil (JSON null) when not.
+func (p *pageRequest) when(cond bool, v string) any {
+	if cond {
+		return v
+	}
+	return nil
+}
+
+func keyOf(rec json.RawMessage) string {
+	var r struct {
+		Key string `json:"profile_key"`
+	}
+	_ = json.Unmarshal(rec, &r)
+	return r.Key
+}
+
 // listBody writes the records byte for byte inside the configured shape.
 func (s *Server) listBody(items []json.RawMessage, total int, envelope map[string]any) []byte {
-	var arr bytes.Buffer
-	arr.WriteByte('[')
-	for i, p := range items {
-		if i > 0 {
-			arr.WriteByte(',')
-		}
-		arr.Write(p)
-	}
-	arr.WriteByte(']')
-
+	arr := array(items)
 	shape := s.opts.Shape
 	if shape == "" && len(envelope) > 0 {
 		shape = "data"
 	}
 	switch shape {
 	case "data":
-		return object(envelope, "data", arr.Bytes())
+		return object(envelope, "data", arr)
 	case "profiles_total":
 		envelope["totalCount"] = total
-		return object(envelope, "profiles", arr.Bytes())
+		return object(envelope, "profiles", arr)
 	case "data_items":
-		inner := object(map[string]any{"count": total}, "items", arr.Bytes())
+		inner := object(map[string]any{"count": total}, "items", arr)
 		return object(envelope, "data", inner)
 	}
-	return arr.Bytes()
+	return arr
 }
 
-// object writes fields as a JSON object with raw spliced in under name, byte
-// for byte: json.Marshal would compact the records.
-func object(fields map[string]any, name string, raw []byte) []byte {
+// array writes records as a JSON array, byte for byte.
+func array(items []json.RawMessage) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{%q: ", name)
-	b.Write(raw)
-	for k, v := range fields {
-		enc, err := json.Marshal(v)
-		if err != nil {
-			panic(err) // plain values only
+	b.WriteByte('[')
+	for i, p := range items {
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, ", %q: %s", k, enc)
+		b.Write(p)
 	}
-	b.WriteByte('}')
+	b.WriteByte(']')
 	return b.Bytes()
 }
 
-func atoiOr(s string, def int) int {
-	if n, err := strconv.Atoi(s); err == nil {
-		return n
+// object writes fields as a JSON object, with each raw (name, value) pair
+// spliced in first, byte for byte: json.Marshal would compact the records.
+// Fields are written in sorted order, so that bodies are reproducible.
+func object(fields map[string]any, rawPairs ...any) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	sep := ""
+	for i := 0; i+1 < len(rawPairs); i += 2 {
+		fmt.Fprintf(&b, "%s%q: ", sep, rawPairs[i])
+		switch v := rawPairs[i+1].(type) {
+		case []byte:
+			b.Write(v)
+		case json.RawMessage:
+			b.Write(v)
+		}
+		sep = ", "
 	}
-	return def
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		enc, err := json.Marshal(fields[k])
+		if err != nil {
+			panic(err) // plain values only
+		}
+		fmt.Fprintf(&b, "%s%q: %s", sep, k, enc)
+		sep = ", "
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }

@@ -39,12 +39,9 @@ type Options struct {
 	// Single of a one-profile body: "object" (default) or "data" ({"data": {...}}).
 	Single string
 
-	// Paging splits lists into pages of PageSize: "link" (Link rel=next),
-	// "next_url" (a "next" URL in the envelope), "page_number" (?page=,
-	// "page" and "total_pages"), "offset_headers" (?offset=, X-Next-Offset
-	// and X-Has-More), "has_more" (says there is more, with no way to get
-	// it), "offhost" (a Link to another host), "loop" (a Link back to the
-	// first page).
+	// Paging splits lists into pages of PageSize in one of PagingModes
+	// (list.go): each convention comparable public APIs use, and the ways
+	// services page wrongly.
 	Paging   string
 	PageSize int
 
@@ -123,6 +120,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprint(w, "<html><body><h1>503 Service Temporarily Unavailable</h1><hr>proxy</body></html>")
 		return
+	}
+	// Servlet containers drop path parameters (;jsessionid=…) before routing.
+	if i := strings.Index(r.URL.Path, "/browsers;"); i >= 0 {
+		r.URL.Path, r.URL.RawPath = r.URL.Path[:i]+"/browsers", ""
 	}
 	if s.opts.RedirectTo != "" && strings.Contains(r.URL.Path, "/api/v1/") {
 		http.Redirect(w, r, strings.TrimSuffix(s.opts.RedirectTo, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
