@@ -16,7 +16,8 @@ import (
 func linkNext(h http.Header) string {
 	for _, v := range h.Values("Link") {
 		for _, l := range parseLinks(v) {
-			if slices.Contains(l.rels, "next") {
+			// An empty target is the page itself, never the next one.
+			if slices.Contains(l.rels, "next") && l.target != "" {
 				return l.target
 			}
 		}
