@@ -43,9 +43,22 @@ func ParseBaseURL(raw string) (*url.URL, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
 	if !strings.HasSuffix(u.Path, APIPathSuffix) {
-		return nil, fmt.Errorf("its path must end in %s (the API's version prefix), for example https://%s%s", APIPathSuffix, u.Host, APIPathSuffix)
+		return nil, fmt.Errorf("its path must end in %s (the API's version prefix), for example %s", APIPathSuffix, withAPISuffix(u))
 	}
 	return u, nil
+}
+
+// withAPISuffix is u with the version prefix appended, keeping the user's
+// scheme, host and path: only what is missing is added.
+func withAPISuffix(u *url.URL) string {
+	v := *u
+	switch {
+	case strings.HasSuffix(v.Path, "/api"):
+		v.Path += "/v1"
+	default:
+		v.Path += APIPathSuffix
+	}
+	return v.String()
 }
 
 // IsLoopback reports whether host names this machine: localhost or an address

@@ -45,6 +45,7 @@ type Config struct {
 	MaxBodyBytes      int64
 	MaxPages          int
 	Paging            *PagingConfig // nil: follow the conventions of hints.go
+	HeaderTimeout     time.Duration // per attempt, until response headers arrive
 
 	// Transport, when set, replaces the default network transport (tests).
 	Transport http.RoundTripper
@@ -58,6 +59,7 @@ type Client struct {
 	http     *retryablehttp.Client
 	throttle *throttle
 	flights  singleflight.Group
+	redactor *Redactor
 }
 
 // New builds a Client. It fails only on a configuration the provider should
@@ -75,6 +77,7 @@ func New(cfg Config) (*Client, error) {
 	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
 	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&cfg.MaxPages, DefaultMaxPages)
+	setDefault(&cfg.HeaderTimeout, responseHeaderTimeout)
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0
 	}
@@ -82,7 +85,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.MinWait = cfg.MaxWait
 	}
 
-	c := &Client{cfg: cfg, base: cfg.BaseURL}
+	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: NewRedactor(cfg.Token)}
 	c.throttle = newThrottle(cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
 	transport := cfg.Transport
@@ -94,12 +97,12 @@ func New(cfg Config) (*Client, error) {
 			MaxIdleConnsPerHost:   cfg.MaxConcurrent,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   tlsHandshakeTimeout,
-			ResponseHeaderTimeout: responseHeaderTimeout,
+			ResponseHeaderTimeout: cfg.HeaderTimeout,
 		}
 	}
 	c.http = &retryablehttp.Client{
 		HTTPClient: &http.Client{
-			Transport:     &throttledTransport{next: transport, throttle: c.throttle},
+			Transport:     &throttledTransport{next: transport, throttle: c.throttle, redactor: c.redactor},
 			CheckRedirect: c.checkRedirect,
 		},
 		Logger:       nil, // requests are logged through tflog in request.go
@@ -113,6 +116,13 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// Redact masks the token, in every form, in a text about to be shown: every
+// diagnostic the provider builds passes through it.
+func (c *Client) Redact(s string) string { return c.redactor.Redact(s) }
+
+// display shows an address as diagnostics and logs do (Redactor.RedactURL).
+func (c *Client) display(u *url.URL) string { return c.redactor.RedactURL(u) }
+
 // BaseURL is the address every request goes to.
 func (c *Client) BaseURL() string { return c.base.String() }
 
@@ -123,8 +133,13 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !sameOrigin(c.base, req.URL) {
 		return fmt.Errorf("%w: redirected to %s", ErrOffHost, redactedOrigin(req.URL))
 	}
+	for _, prev := range via {
+		if prev.URL.String() == req.URL.String() {
+			return fmt.Errorf("%w: back to %s", errRedirectLoop, c.display(req.URL))
+		}
+	}
 	if len(via) >= maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		return fmt.Errorf("%w: stopped after %d redirects", errRedirectLoop, maxRedirects)
 	}
 	return nil
 }

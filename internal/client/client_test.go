@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,14 +176,6 @@ func TestErrors_neverCarryTheToken(t *testing.T) {
 	}
 	if !strings.Contains(re.Excerpt, "Bearer ***") {
 		t.Errorf("excerpt = %s, want the masked echo", re.Excerpt)
-	}
-}
-
-func TestExcerpt_masksBeforeTruncating(t *testing.T) {
-	t.Parallel()
-	body := strings.Repeat("x", excerptLimit-3) + testToken
-	if got := excerpt([]byte(body), testToken); strings.Contains(got, testToken[:4]) {
-		t.Errorf("a prefix of the token survived: %q", got)
 	}
 }
 
@@ -359,7 +352,7 @@ func TestGet_identicalReadsInFlightAreSentOnce(t *testing.T) {
 	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		<-release
-		io.WriteString(w, `{"profile_key":"k"}`)
+		io.WriteString(w, `{"profile_key":`+quote(path.Base(r.URL.Path))+`}`)
 	})
 	var wg sync.WaitGroup
 	for range 5 {
@@ -392,7 +385,7 @@ func TestThrottle_capsRequestsInFlight(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 		cur.Add(-1)
-		io.WriteString(w, `{"profile_key":"k"}`)
+		io.WriteString(w, `{"profile_key":`+quote(path.Base(r.URL.Path))+`}`)
 	}, func(c *Config) { c.MaxConcurrent = 3 })
 	var wg sync.WaitGroup
 	for i := range 12 {
@@ -459,7 +452,7 @@ func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		}
-		io.WriteString(w, `{"profile_key":"k"}`)
+		io.WriteString(w, `{"profile_key":`+quote(path.Base(r.URL.Path))+`}`)
 	}, func(c *Config) { c.MaxRetries = 8; c.Timeout = time.Minute })
 	var wg sync.WaitGroup
 	for i := range 120 {

@@ -112,6 +112,30 @@ func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
 	return profiles, true, nil
 }
 
+// errorFields are the members in which services wrap an error object.
+var errorFields = []string{"error", "errors", "fault"}
+
+// isErrorObject reports whether a 2xx body is an error object rather than a
+// profile: an object without profile_key at its top level that has a
+// non-empty error, errors or fault member.
+func isErrorObject(body []byte) bool {
+	if firstByte(body) != '{' {
+		return false
+	}
+	if _, ok := field(body, keyField); ok {
+		return false
+	}
+	for _, name := range errorFields {
+		if v, ok := field(body, name); ok {
+			s, isString := scalarString(v)
+			if isString && s != "" || !isString && s != "null" && s != "false" && s != "[]" && s != "{}" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // decodeProfile finds the one profile in a GET /browsers/{key} body: the
 // object itself, or an envelope holding it one or two levels down.
 func decodeProfile(body []byte) (Profile, error) {

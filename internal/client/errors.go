@@ -34,21 +34,47 @@ var (
 	ErrOffHost = errors.New("refused to follow a link to another host")
 	// ErrTimeout: the overall deadline for the read passed.
 	ErrTimeout = errors.New("the request did not complete within the timeout")
+
+	// Connections that cannot work. Apart from ErrRefused and ErrNoAnswer,
+	// which can pass, none is retried.
+
+	// ErrTLS: the server's certificate is not trusted, or not for its name.
+	ErrTLS = errors.New("the server's TLS certificate is not trusted")
+	// ErrSchemeMismatch: https:// to a plain-HTTP server, or the reverse.
+	ErrSchemeMismatch = errors.New("the base address's scheme does not match what the server speaks")
+	// ErrRefused: nothing is listening at the address.
+	ErrRefused = errors.New("the connection was refused")
+	// ErrDNS: the host name does not resolve.
+	ErrDNS = errors.New("the host name does not resolve")
+	// ErrRedirectLoop: the service redirected in a loop.
+	ErrRedirectLoop = errors.New("the service redirected in a loop")
+	// ErrNoAnswer: no response headers arrived in time, on every attempt.
+	ErrNoAnswer = errors.New("the service sent no response in time")
+
+	// ErrWrongRecord: a single read was answered with another profile's record.
+	ErrWrongRecord = errors.New("the service answered with another profile's record")
+	// ErrErrorObject: a single read was answered 2xx with an error object.
+	ErrErrorObject = errors.New("the service answered with an error object")
 )
 
 // RequestError describes a failed request in terms a user can act on. It
-// never holds the API token: bodies are masked before they are excerpted.
+// never holds the API token: every text in it that came from outside (the
+// address, the body excerpt, the request id, the cause) was redacted when the
+// error was built.
 type RequestError struct {
 	Kind       error
 	Method     string
-	URL        string
-	StatusCode int    // 0 when no response arrived
+	URL        string // query values elided (Redactor.RedactURL)
+	StatusCode int    // of the last response, on any attempt; 0 when none arrived
 	Excerpt    string // first bytes of the body, token masked
-	RequestID  string
+	RequestID  string // quoted with Redactor.Quote
 	Attempts   int
 	Elapsed    time.Duration
 	RetryAt    time.Time // for ErrRetryAfterTooLong
-	Cause      error     // transport or decoding error, if any
+	RetryAfter string    // the Retry-After value, for ErrRetryAfterTooLong
+	Key        string    // for ErrWrongRecord and ErrErrorObject: the key asked for
+	GotKey     string    // for ErrWrongRecord: the key of the record that came back
+	Cause      error     // transport or decoding error, if any, as redacted text
 }
 
 func (e *RequestError) Error() string {
@@ -73,18 +99,28 @@ func (e *RequestError) Unwrap() []error {
 // excerptLimit is how much of a body a diagnostic quotes.
 const excerptLimit = 300
 
+// excerptWindow is how much of a body is redacted to make an excerpt: enough
+// for the excerpt however much white space is folded, and for the token in
+// its longest encodings.
+const excerptWindow = 16 << 10
+
 // excerpt returns the first bytes of body as one line of printable text, with
-// every occurrence of secret replaced, so that a service (or proxy) echoing the
-// request cannot put the token into a diagnostic. Masking happens before
-// truncation, so no prefix of the token survives a cut either.
-func excerpt(body []byte, secret string) string {
-	s := string(body[:min(len(body), 4*excerptLimit+len(secret))])
-	if secret != "" {
-		s = strings.ReplaceAll(s, secret, "***")
+// the token masked in every form (Redactor), so that a service (or proxy)
+// echoing the request cannot put it into a diagnostic. Masking happens before
+// the cut, so no part of the token survives a cut either.
+func excerpt(body []byte, r *Redactor) string {
+	s := r.Redact(strings.ToValidUTF8(string(body[:min(len(body), excerptWindow)]), "\uFFFD"))
+	s = strings.Join(strings.Fields(s), " ")
+	if rs := []rune(s); len(rs) > excerptLimit {
+		s = string(rs[:excerptLimit]) + "…"
 	}
-	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
-	if r := []rune(s); len(r) > excerptLimit {
-		s = string(r[:excerptLimit]) + "…"
+	return r.Redact(s)
+}
+
+// redactedError keeps an error's text, redacted, and nothing else.
+func redactedError(err error, r *Redactor) error {
+	if err == nil {
+		return nil
 	}
-	return s
+	return errors.New(r.Redact(err.Error()))
 }

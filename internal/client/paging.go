@@ -100,24 +100,24 @@ func (p *pager) run(ctx context.Context) error {
 	for {
 		p.requested[u.String()] = true
 		p.pages++
-		resp, err := p.c.get(ctx, u)
-		if err != nil {
-			return err
+		resp, getErr := p.c.get(ctx, u)
+		if getErr != nil {
+			return getErr
 		}
-		page, err := decodeListPage(resp.body)
-		if err != nil {
-			return p.c.shapeError(u, resp, err)
+		page, decodeErr := decodeListPage(resp.body)
+		if decodeErr != nil {
+			return p.c.shapeError(u, resp, decodeErr)
 		}
-		fresh, err := p.keep(page.profiles, resp.body)
-		if err != nil {
-			return &RequestError{Kind: ErrBodyTooLarge, Method: "GET", URL: p.c.display(u), Cause: err}
+		fresh, tooLarge := p.keep(page.profiles, resp.body)
+		if tooLarge != nil {
+			return &RequestError{Kind: ErrBodyTooLarge, Method: "GET", URL: p.c.display(u), Cause: tooLarge}
 		}
 
 		var next *url.URL
 		var stop *IncompleteError
 		p.claim = "a further page"
 		if p.c.cfg.Paging != nil {
-			next, stop = p.describedNext(resp, page)
+			next, stop = p.describedNext(resp)
 		} else {
 			next, stop = p.conventionalNext(resp, page)
 		}
@@ -221,7 +221,7 @@ func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, *Inco
 }
 
 // describedNext follows the provider's paging setting and nothing else.
-func (p *pager) describedNext(resp *response, page listPage) (*url.URL, *IncompleteError) {
+func (p *pager) describedNext(resp *response) (*url.URL, *IncompleteError) {
 	cfg := p.c.cfg.Paging
 	v := describedValue(cfg.NextFrom, resp)
 	switch {
@@ -243,7 +243,7 @@ func describedValue(from string, resp *response) string {
 	if name, ok := strings.CutPrefix(from, "header:"); ok {
 		return strings.TrimSpace(resp.header.Get(name))
 	}
-	value := []byte(resp.body)
+	value := resp.body
 	for _, name := range strings.Split(from, ".") {
 		v, ok := field(value, name)
 		if !ok {
@@ -323,14 +323,14 @@ func invalidUTF8Note(keys []string) string {
 	return ""
 }
 
-// quoteList quotes up to max strings, then says how many more.
-func quoteList(ss []string, max int) string {
-	q := make([]string, 0, max)
-	for _, s := range ss[:min(len(ss), max)] {
+// quoteList quotes up to limit strings, then says how many more.
+func quoteList(ss []string, limit int) string {
+	q := make([]string, 0, limit)
+	for _, s := range ss[:min(len(ss), limit)] {
 		q = append(q, strconv.Quote(s))
 	}
-	if len(ss) > max {
-		q = append(q, fmt.Sprintf("and %d more", len(ss)-max))
+	if len(ss) > limit {
+		q = append(q, fmt.Sprintf("and %d more", len(ss)-limit))
 	}
 	return strings.Join(q, ", ")
 }

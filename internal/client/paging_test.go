@@ -133,6 +133,7 @@ func TestListProfiles_reportsEveryWayAListCanBeShort(t *testing.T) {
 		"total_lies":    {"17 profiles", "gave no way to reach more"},
 		"empty_forever": {"more profiles (has_more)", "empty pages in a row"},
 		"opaque_next":   {"more profiles (has_more)", `"next" field holds a value that is neither an address nor a known cursor`},
+		"token_loop":    {"a further page", "brought no profile_key"},
 	}
 	for name, mode := range standin.PagingModes {
 		if mode.Complete {
@@ -161,6 +162,9 @@ func TestListProfiles_reportsEveryWayAListCanBeShort(t *testing.T) {
 			}
 			if s.Requests.Load() > 10 {
 				t.Errorf("%d requests before giving up", s.Requests.Load())
+			}
+			if strings.Contains(inc.URL, testToken) || strings.Contains(inc.Error(), testToken) {
+				t.Errorf("the token is shown: %s", inc.URL)
 			}
 		})
 	}

@@ -22,9 +22,20 @@ func (c *Client) GetProfile(ctx context.Context, key string) (Profile, error) {
 	if err != nil {
 		return Profile{}, err
 	}
+	if isErrorObject(resp.body) {
+		e := c.shapeError(u, resp, nil)
+		e.Kind, e.Key = ErrErrorObject, key
+		return Profile{}, e
+	}
 	p, err := decodeProfile(resp.body)
 	if err != nil {
 		return Profile{}, c.shapeError(u, resp, err)
+	}
+	if p.Key != key {
+		// Never store one profile's record under another's key.
+		e := c.shapeError(u, resp, nil)
+		e.Kind, e.Key, e.GotKey = ErrWrongRecord, key, p.Key
+		return Profile{}, e
 	}
 	return p, nil
 }

@@ -1,29 +1,308 @@
 package client
 
 import (
+	"bytes"
+	"encoding/base64"
+	"html"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
-// display shows an address as users and logs see it: the query parameters'
-// names, not their values, since some services put tokens and signatures in
-// next-page links.
-func (c *Client) display(u *url.URL) string {
-	return displayURL(u)
+// The API token must never reach a diagnostic, a log line or state, and a
+// service (or a proxy in front of it) may echo it back in any form: literal,
+// URL-escaped, JSON-escaped, HTML-escaped, base64 (of the token or of
+// "Bearer <token>"), or a mix, in a body, a header, a status line or a
+// next-page link. Every text the provider shows that came from outside passes
+// through Redactor.Redact, which decodes the text into views (one per kind of
+// escaping, and all kinds at once, twice over for double escaping), finds the
+// token in each view, and masks the original bytes behind each match. A
+// trailing fragment of the token, left where a text was cut, is masked too.
+
+// Mask is what stands in for the token.
+const Mask = "***"
+
+// minFragment is the shortest fragment of the token, cut off at either end
+// of a text, that is masked.
+const minFragment = 6
+
+// Redactor masks one secret. The zero value masks nothing.
+type Redactor struct {
+	forms [][]byte // the secret's forms, searched in each decoded view
 }
 
-func displayURL(u *url.URL) string {
+// NewRedactor returns a Redactor for secret.
+func NewRedactor(secret string) *Redactor {
+	r := &Redactor{}
+	if secret == "" {
+		return r
+	}
+	r.forms = append(r.forms, []byte(secret))
+	// An escape-like text just before or after the secret ("\t" before
+	// "tok…") can swallow its first or last character in a decoded view;
+	// the secret less that character is still found.
+	if len(secret) >= 10 {
+		r.forms = append(r.forms, []byte(secret[1:]), []byte(secret[:len(secret)-1]), []byte(secret[1:len(secret)-1]))
+	}
+	// base64 of any text holding the secret holds one of these, whatever the
+	// secret's alignment in that text: the characters whose 6 bits all come
+	// from the secret.
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for k := range 3 {
+			full := enc.EncodeToString(append(bytes.Repeat([]byte{0}, k), secret...))
+			bits := 8 * (k + len(secret))
+			from, to := (8*k+5)/6, bits/6
+			if to-from >= 8 {
+				r.forms = append(r.forms, []byte(full[from:to]))
+			}
+		}
+	}
+	return r
+}
+
+// Redact returns s with every form of the secret masked.
+func (r *Redactor) Redact(s string) string {
+	if r == nil || len(r.forms) == 0 || s == "" {
+		return s
+	}
+	b := []byte(s)
+	for _, chain := range decoderChains {
+		v := identityView(b)
+		for _, dec := range chain {
+			v = v.decode(dec)
+		}
+		b = r.maskIn(b, v)
+	}
+	return string(b)
+}
+
+// RedactURL shows an address as users and logs see it: the query
+// parameters' names but not their values (services put tokens and
+// signatures in next-page links), no user information, no fragment, and the
+// secret masked wherever else it is.
+func (r *Redactor) RedactURL(u *url.URL) string {
 	v := *u
 	v.User = nil
 	v.Fragment, v.RawFragment = "", ""
-	if v.RawQuery != "" {
+	query := v.RawQuery
+	v.RawQuery, v.ForceQuery = "", false
+	s := v.String()
+	if query != "" {
 		var names []string
-		for _, part := range strings.Split(v.RawQuery, "&") {
+		for _, part := range strings.Split(query, "&") {
 			name, _, _ := strings.Cut(part, "=")
 			names = append(names, name+"=…")
 		}
-		v.RawQuery = ""
-		return v.String() + "?" + strings.Join(names, "&")
+		s += "?" + strings.Join(names, "&")
 	}
-	return v.String()
+	return r.Redact(s)
 }
+
+// maxQuoted is how much of a header value a diagnostic quotes.
+const maxQuoted = 120
+
+// Quote makes an outside value fit to quote on one line: redacted first,
+// then cut to maxQuoted characters, control characters replaced.
+func (r *Redactor) Quote(s string) string {
+	s = r.Redact(strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.Map(func(c rune) rune {
+		if c < ' ' || c == 0x7f {
+			return ' '
+		}
+		return c
+	}, s)
+	if utf8.RuneCountInString(s) > maxQuoted {
+		s = string([]rune(s)[:maxQuoted]) + "…"
+	}
+	return s
+}
+
+// maskIn masks, in b, the original bytes behind every match of a form in
+// the view v of b, and behind a fragment of a form at either end of v.
+func (r *Redactor) maskIn(b []byte, v view) []byte {
+	var spans [][2]int
+	for _, form := range r.forms {
+		for i := 0; ; {
+			j := bytes.Index(v.b[i:], form)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, v.original(i+j, i+j+len(form)))
+			i += j + 1
+		}
+		// A text cut in the middle of the secret.
+		for n := min(len(form)-1, len(v.b)); n >= minFragment; n-- {
+			if bytes.HasSuffix(v.b, form[:n]) {
+				spans = append(spans, v.original(len(v.b)-n, len(v.b)))
+				break
+			}
+		}
+		for n := min(len(form)-1, len(v.b)); n >= minFragment; n-- {
+			if bytes.HasPrefix(v.b, form[len(form)-n:]) {
+				spans = append(spans, v.original(0, n))
+				break
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return b
+	}
+	masked := make([]bool, len(b))
+	for _, sp := range spans {
+		for i := sp[0]; i < sp[1]; i++ {
+			masked[i] = true
+		}
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if !masked[i] {
+			out = append(out, b[i])
+			continue
+		}
+		out = append(out, Mask...)
+		for i+1 < len(b) && masked[i+1] {
+			i++
+		}
+	}
+	return out
+}
+
+// view is a decoded form of a text: each byte of b came from the original
+// bytes [start[i], end[i]).
+type view struct {
+	b          []byte
+	start, end []int
+}
+
+func identityView(b []byte) view {
+	v := view{b: b, start: make([]int, len(b)), end: make([]int, len(b))}
+	for i := range b {
+		v.start[i], v.end[i] = i, i+1
+	}
+	return v
+}
+
+// original returns the original span behind v.b[i:j].
+func (v view) original(i, j int) [2]int {
+	return [2]int{v.start[i], v.end[j-1]}
+}
+
+// A decoder looks at position i of b and, if an escape starts there,
+// returns what it stands for and its length.
+type decoder func(b []byte, i int) (decoded []byte, n int)
+
+// decode applies dec to v, keeping the mapping to the original text.
+func (v view) decode(dec decoder) view {
+	out := view{b: make([]byte, 0, len(v.b)), start: make([]int, 0, len(v.b)), end: make([]int, 0, len(v.b))}
+	for i := 0; i < len(v.b); {
+		d, n := dec(v.b, i)
+		if n == 0 {
+			d, n = v.b[i:i+1], 1
+		}
+		for _, c := range d {
+			out.b = append(out.b, c)
+			out.start = append(out.start, v.start[i])
+			out.end = append(out.end, v.end[i+n-1])
+		}
+		i += n
+	}
+	return out
+}
+
+// decoderChains are the views searched, in order: each kind of escaping on
+// its own (so that an escape-like prefix such as "%0" before the token cannot
+// swallow its first character in another kind's view), then all kinds mixed,
+// once and twice over (%252F, &amp;#43;, a JSON-escaped URL).
+var decoderChains = [][]decoder{
+	{},
+	{percentDecoder(false)},
+	{percentDecoder(true)}, // form encoding: '+' is a space
+	{jsonEscape},
+	{htmlEscape},
+	{percentDecoder(false), percentDecoder(false)},
+	{htmlEscape, htmlEscape},
+	{anyEscape},
+	{anyEscape, anyEscape},
+	{percentDecoder(true), anyEscape, anyEscape},
+}
+
+func percentDecoder(plusIsSpace bool) decoder {
+	return func(b []byte, i int) ([]byte, int) {
+		switch {
+		case b[i] == '+' && plusIsSpace:
+			return []byte{' '}, 1
+		case b[i] == '%' && i+2 < len(b):
+			if n, err := strconv.ParseUint(string(b[i+1:i+3]), 16, 8); err == nil {
+				return []byte{byte(n)}, 3
+			}
+		}
+		return nil, 0
+	}
+}
+
+// anyEscape decodes one percent-, JSON- or HTML-escape.
+func anyEscape(b []byte, i int) ([]byte, int) {
+	switch b[i] {
+	case '%':
+		return percentDecoder(false)(b, i)
+	case '\\':
+		return jsonEscape(b, i)
+	case '&':
+		return htmlEscape(b, i)
+	}
+	return nil, 0
+}
+
+// htmlEscape decodes one character reference: &amp; &#43; &#x2B;.
+func htmlEscape(b []byte, i int) ([]byte, int) {
+	if b[i] != '&' {
+		return nil, 0
+	}
+	end := bytes.IndexByte(b[i:min(len(b), i+12)], ';')
+	if end > 1 {
+		if s := html.UnescapeString(string(b[i : i+end+1])); s != string(b[i:i+end+1]) {
+			return []byte(s), end + 1
+		}
+	}
+	return nil, 0
+}
+
+// jsonEscape decodes one JSON escape: \" \/ \n \u002B, surrogate pairs too.
+func jsonEscape(b []byte, i int) ([]byte, int) {
+	if b[i] != '\\' || i+1 >= len(b) {
+		return nil, 0
+	}
+	switch c := b[i+1]; c {
+	case '"', '\\', '/':
+		return []byte{c}, 2
+	case 'n':
+		return []byte{'\n'}, 2
+	case 't':
+		return []byte{'\t'}, 2
+	case 'r':
+		return []byte{'\r'}, 2
+	case 'b':
+		return []byte{'\b'}, 2
+	case 'f':
+		return []byte{'\f'}, 2
+	case 'u':
+		if i+6 > len(b) {
+			return nil, 0
+		}
+		n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		if err != nil {
+			return nil, 0
+		}
+		r, size := rune(n), 6
+		if utf16IsHigh(r) && i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+			if lo, err := strconv.ParseUint(string(b[i+8:i+12]), 16, 16); err == nil {
+				r, size = 0x10000+(r-0xD800)<<10+(rune(lo)-0xDC00), 12
+			}
+		}
+		return utf8.AppendRune(nil, r), size
+	}
+	return nil, 0
+}
+
+func utf16IsHigh(r rune) bool { return r >= 0xD800 && r < 0xDC00 }

@@ -9,7 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
+	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -45,16 +46,53 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*response, error) {
 	return resp, nil
 }
 
-type attemptsKey struct{}
+// attemptLog follows one read's attempts, for the error that ends it: the
+// last response of any attempt is shown even when the last attempt got none.
+type attemptLog struct {
+	mu        sync.Mutex
+	n         int
+	refused   int
+	status    int
+	requestID string
+}
+
+type attemptLogKey struct{}
+
+func attemptLogFrom(ctx context.Context) *attemptLog {
+	if l, ok := ctx.Value(attemptLogKey{}).(*attemptLog); ok {
+		return l
+	}
+	return &attemptLog{}
+}
+
+// record notes one attempt and returns its number.
+func (l *attemptLog) record(resp *http.Response, err error) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	if resp != nil {
+		l.status, l.requestID = resp.StatusCode, requestID(resp.Header)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		l.refused++
+	}
+	return l.n
+}
+
+func (l *attemptLog) snapshot() (n, refused, status int, requestID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n, l.refused, l.status, l.requestID
+}
 
 func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	start := time.Now()
-	attempts := new(atomic.Int32)
-	ctx = context.WithValue(c.logContext(ctx), attemptsKey{}, attempts)
+	attempts := &attemptLog{}
+	ctx = context.WithValue(c.logContext(ctx), attemptLogKey{}, attempts)
 
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("building request for %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("building request for %s: %w", c.display(u), redactedError(err, c.redactor))
 	}
 	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
 	req.Header.Set("Accept", "application/json")
@@ -70,41 +108,37 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	})
 
 	resp, err := c.http.Do(req)
-	fail := func(kind error, cause error) *RequestError {
-		e := &RequestError{
-			Kind: kind, Method: http.MethodGet, URL: u.String(), Cause: cause,
-			Attempts: int(attempts.Load()), Elapsed: time.Since(start).Round(time.Millisecond),
-		}
-		if resp != nil {
-			e.StatusCode = resp.StatusCode
-			e.RequestID = requestID(resp.Header)
-			if body == nil {
-				body, _ = io.ReadAll(io.LimitReader(resp.Body, 4096))
-			}
-			e.Excerpt = excerpt(body, c.cfg.Token)
-		}
-		return e
-	}
 	if resp != nil {
 		defer resp.Body.Close()
+	}
+	// fail builds the error; everything in it from outside is redacted here.
+	fail := func(kind error, cause error) *RequestError {
+		n, _, status, id := attempts.snapshot()
+		e := &RequestError{
+			Kind: kind, Method: http.MethodGet, URL: c.display(u), Cause: redactedError(cause, c.redactor),
+			Attempts: n, Elapsed: time.Since(start).Round(time.Millisecond), StatusCode: status,
+		}
+		if resp != nil {
+			e.StatusCode, id = resp.StatusCode, requestID(resp.Header)
+			if body == nil {
+				body, _ = io.ReadAll(io.LimitReader(resp.Body, excerptWindow))
+			}
+			e.Excerpt = excerpt(body, c.redactor)
+		}
+		e.RequestID = c.redactor.Quote(id)
+		return e
 	}
 
 	var tooLong *retryAfterTooLong
 	switch {
 	case errors.As(err, &tooLong):
 		e := fail(ErrRetryAfterTooLong, nil)
-		e.RetryAt = tooLong.at
+		e.RetryAt, e.RetryAfter = tooLong.at, c.redactor.Quote(tooLong.raw)
 		return nil, e
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, fail(ErrTimeout, nil)
-	case errors.Is(err, context.Canceled):
+	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return nil, err
-	case errors.Is(err, ErrOffHost):
-		return nil, fail(ErrOffHost, unwrapURLError(err))
-	case errors.Is(err, ErrBodyTooLarge):
-		return nil, fail(ErrBodyTooLarge, nil)
 	case err != nil:
-		return nil, fail(ErrUnavailable, unwrapURLError(err))
+		return nil, fail(classifyTransportError(ctx, err), unwrapURLError(err))
 	}
 
 	switch code := resp.StatusCode; {
@@ -112,6 +146,8 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, fail(ErrUnauthorized, nil)
 	case code == http.StatusNotFound:
 		return nil, fail(ErrNotFound, nil)
+	case code == http.StatusBadRequest && plainHTTPToTLSPort(body):
+		return nil, fail(ErrSchemeMismatch, errors.New("the server speaks https on this port, and the base address says http://"))
 	case retryableStatus(code):
 		return nil, fail(ErrUnavailable, nil)
 	case code < 200 || code > 299:
@@ -129,10 +165,17 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body}, nil
 }
 
+// plainHTTPToTLSPort recognises the answers TLS servers give a plain HTTP
+// request (Go's net/http, nginx).
+func plainHTTPToTLSPort(body []byte) bool {
+	return bytes.Contains(body, []byte("HTTP request to an HTTPS server")) ||
+		bytes.Contains(body, []byte("plain HTTP request was sent to HTTPS port"))
+}
+
 // shapeError reports a 2xx answer whose JSON could not be decoded.
 func (c *Client) shapeError(u *url.URL, resp *response, cause error) *RequestError {
-	return &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: u.String(), StatusCode: resp.status,
-		RequestID: requestID(resp.header), Excerpt: excerpt(resp.body, c.cfg.Token), Cause: cause}
+	return &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: c.display(u), StatusCode: resp.status,
+		RequestID: c.redactor.Quote(requestID(resp.header)), Excerpt: excerpt(resp.body, c.redactor), Cause: redactedError(cause, c.redactor)}
 }
 
 // readBody reads a whole body, refusing one over limit bytes.
@@ -191,30 +234,33 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 	return ctx
 }
 
-// logAttempt writes one line per attempt: method, path, status, duration and
-// attempt number, never headers.
-func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration) {
+// logAttempt writes one line per attempt: method, address (query values
+// elided), status, duration and attempt number, never headers; every text
+// from outside redacted.
+func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration, r *Redactor) {
 	ctx := req.Context()
-	attempt := int32(0)
-	if n, ok := ctx.Value(attemptsKey{}).(*atomic.Int32); ok {
-		attempt = n.Add(1)
-	}
+	u := *req.URL
+	query := u.RawQuery
+	u.RawQuery = ""
 	fields := map[string]any{
 		"method":      req.Method,
 		"host":        req.URL.Host,
-		"path":        req.URL.EscapedPath(),
-		"query":       req.URL.RawQuery,
-		"attempt":     attempt,
+		"path":        r.Redact(u.EscapedPath()),
+		"attempt":     attemptLogFrom(ctx).record(resp, err),
 		"duration_ms": took.Milliseconds(),
 	}
+	if query != "" {
+		_, names, _ := strings.Cut(r.RedactURL(&url.URL{RawQuery: query}), "?")
+		fields["query"] = names
+	}
 	if err != nil {
-		fields["error"] = strings.TrimSpace(err.Error())
+		fields["error"] = r.Quote(strings.TrimSpace(err.Error()))
 		tflog.SubsystemDebug(ctx, logSubsystem, "request failed", fields)
 		return
 	}
 	fields["status"] = resp.StatusCode
 	if id := requestID(resp.Header); id != "" {
-		fields["request_id"] = id
+		fields["request_id"] = r.Quote(id)
 	}
 	tflog.SubsystemDebug(ctx, logSubsystem, "response", fields)
 }

@@ -3,12 +3,16 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -25,10 +29,13 @@ func retryableStatus(code int) bool {
 
 // retryAfterTooLong is returned by checkRetry so that the request fails at
 // once, naming the time to try again, instead of stalling the plan.
-type retryAfterTooLong struct{ at time.Time }
+type retryAfterTooLong struct {
+	at  time.Time
+	raw string // the header's value, shown as it is when absurd
+}
 
 func (e *retryAfterTooLong) Error() string {
-	return "Retry-After is " + time.Until(e.at).Round(time.Second).String()
+	return "Retry-After: " + e.raw
 }
 
 // checkRetry decides, after each attempt, whether to try again.
@@ -37,30 +44,70 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return false, ctx.Err()
 	}
 	if err != nil {
-		return retryableTransportError(err), err
+		switch kind := classifyTransportError(ctx, err); kind {
+		case ErrUnavailable, ErrNoAnswer:
+			return true, err
+		case ErrRefused:
+			// A service restarting refuses connections for a moment; nothing
+			// listening refuses them for good, so only a few tries.
+			_, refused, _, _ := attemptLogFrom(ctx).snapshot()
+			return refused < maxRefused, err
+		}
+		return false, err
 	}
 	if !retryableStatus(resp.StatusCode) {
 		return false, nil
 	}
 	if wait, ok := retryAfter(resp.Header, time.Now()); ok && wait > c.cfg.MaxWait {
-		return false, &retryAfterTooLong{at: time.Now().Add(wait)}
+		return false, &retryAfterTooLong{at: time.Now().Add(wait), raw: resp.Header.Get("Retry-After")}
 	}
 	return true, nil
 }
 
-// retryableTransportError: dropped connections, resets and timeouts of one
-// attempt are worth another; a refused redirect, an oversized body or a
-// certificate problem is not.
-func retryableTransportError(err error) bool {
-	var certErr *tls.CertificateVerificationError
+// maxRefused is how many refused connections end a read.
+const maxRefused = 3
+
+// errWaitOutlastsDeadline is the throttle's answer when the pace or a pause
+// the service asked for would outlast the read's deadline.
+var errWaitOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast request_timeout_seconds: %w", context.DeadlineExceeded)
+
+// errRedirectLoop is checkRedirect's answer to a loop.
+var errRedirectLoop = errors.New("redirected in a loop")
+
+// classifyTransportError names what went wrong when no response arrived.
+// Only ErrUnavailable (a dropped or reset connection), ErrNoAnswer (no
+// response headers within the per-attempt limit) and ErrRefused are worth
+// another attempt; the rest cannot work however often they are tried.
+func classifyTransportError(ctx context.Context, err error) error {
+	var (
+		certErr   *tls.CertificateVerificationError
+		authority x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		record    tls.RecordHeaderError
+		dnsErr    *net.DNSError
+	)
 	switch {
-	case errors.Is(err, ErrOffHost), errors.Is(err, ErrBodyTooLarge), errors.As(err, &certErr),
-		errors.Is(err, context.DeadlineExceeded): // the throttle's wait would outlast the deadline
-		return false
-	case strings.Contains(err.Error(), "stopped after"), strings.Contains(err.Error(), "unsupported protocol scheme"):
-		return false
+	case errors.Is(err, ErrOffHost):
+		return ErrOffHost
+	case errors.Is(err, ErrBodyTooLarge):
+		return ErrBodyTooLarge
+	case errors.Is(err, errRedirectLoop):
+		return ErrRedirectLoop
+	case errors.As(err, &certErr), errors.As(err, &authority), errors.As(err, &hostname), errors.As(err, &invalid):
+		return ErrTLS
+	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return ErrSchemeMismatch
+	case errors.As(err, &dnsErr):
+		return ErrDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ErrRefused
+	case errors.Is(err, errWaitOutlastsDeadline), ctx.Err() != nil:
+		return ErrTimeout
+	case strings.Contains(err.Error(), "timeout awaiting response headers"):
+		return ErrNoAnswer
 	}
-	return true
+	return ErrUnavailable
 }
 
 // backoff honours Retry-After when the service sends it, and otherwise waits
@@ -80,20 +127,27 @@ func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) t
 	return time.Duration(floor + rand.Float64()*(ceiling-floor))
 }
 
-// retryAfter reads a Retry-After header given in seconds or as an HTTP date.
+// retryAfter reads a Retry-After header given in seconds or as an HTTP
+// date. A value that is neither, or negative, is as good as absent. An
+// absurd one (years away) is kept, capped, so that the request fails at once
+// and shows the value as it is.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0, false
 	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs < 0 || math.IsNaN(secs) {
+		if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
 			return 0, false
 		}
-		return time.Duration(min(secs, 1e6) * float64(time.Second)), true
+		return time.Duration(min(secs, maxRetryAfter.Seconds()) * float64(time.Second)), true
 	}
 	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0), true
+		return min(max(at.Sub(now), 0), maxRetryAfter), true
 	}
 	return 0, false
 }
+
+// maxRetryAfter caps a Retry-After; anything longer is shown as the
+// service sent it.
+const maxRetryAfter = 24 * time.Hour

@@ -94,7 +94,7 @@ func pace(ctx context.Context, limiter *rate.Limiter) error {
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < delay {
 		r.Cancel()
-		return context.DeadlineExceeded
+		return errWaitOutlastsDeadline
 	}
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
@@ -165,6 +165,7 @@ func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
 type throttledTransport struct {
 	next     http.RoundTripper
 	throttle *throttle
+	redactor *Redactor
 }
 
 func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -174,7 +175,7 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
-	logAttempt(req, resp, err, time.Since(start))
+	logAttempt(req, resp, err, time.Since(start), t.redactor)
 	if err != nil {
 		release()
 		return nil, err

@@ -48,9 +48,47 @@ func (d *providerData) explain(err error) (summary, advice string) {
 				"or another site's. Check base_url (or %s).", client.APIPathSuffix, d.environment, EnvBaseURL)
 	case errors.Is(err, client.ErrRetryAfterTooLong):
 		wait := time.Until(re.RetryAt).Round(time.Second)
+		if wait >= 24*time.Hour {
+			return "The service asked to retry later", fmt.Sprintf(
+				"The service answered with Retry-After: %s, a pause of a day or more, which the provider does not wait for. "+
+					"Try again later; if this persists, the service is misreporting its limit.", re.RetryAfter)
+		}
 		return "The service asked to retry later", fmt.Sprintf(
-			"The service asked for a pause of %s, longer than the provider waits (max_wait_seconds). "+
-				"Try again after %s (in about %s).", wait, re.RetryAt.UTC().Format(time.RFC3339), wait)
+			"The service asked for a pause of %s (Retry-After: %s), longer than the provider waits (max_wait_seconds). "+
+				"Try again after %s (in about %s).", wait, re.RetryAfter, re.RetryAt.UTC().Format(time.RFC3339), wait)
+	case errors.Is(err, client.ErrTLS):
+		return "The base address's TLS certificate is not trusted", d.checkBaseURL(
+			"The server's certificate is not trusted by this machine, or is not for the base address's host name. " +
+				"If base_url names the right host, the machine needs the issuing certificate authority in its trust store; " +
+				"a certificate problem is never retried.")
+	case errors.Is(err, client.ErrSchemeMismatch):
+		return "The base address's scheme does not match the server", d.checkBaseURL(
+			"The server at the base address does not speak the protocol its scheme says: https:// to a plain-HTTP server, " +
+				"or http:// to an https server. Check the scheme and the port; this is never retried.")
+	case errors.Is(err, client.ErrRefused):
+		return "Nothing is listening at the base address", d.checkBaseURL(
+			"The connection was refused: no server listens on that host and port, or a firewall rejects the connection. " +
+				"Check the host and the port.")
+	case errors.Is(err, client.ErrDNS):
+		return "The base address's host name does not resolve", d.checkBaseURL(
+			"The host name could not be looked up. Check it for typos, and that this machine can resolve it (VPN, DNS).")
+	case errors.Is(err, client.ErrRedirectLoop):
+		return "The base address redirects in a loop", d.checkBaseURL(
+			"The service redirected the request back to an address already tried, or too many times. " +
+				"The base address is probably not the API's; this is never retried.")
+	case errors.Is(err, client.ErrNoAnswer):
+		return "The service did not answer in time", d.checkBaseURL(
+			"The connection opened, but no response arrived within 30 seconds, on every attempt. " +
+				"Check that the base address is the API's, or try again when the service is less busy.")
+	case errors.Is(err, client.ErrWrongRecord):
+		return "The service answered with another profile's record", fmt.Sprintf(
+			"The read of profile_key %q returned the record of profile_key %q. The record is not the one asked for, "+
+				"so nothing was stored. Check that base_url is the API's address; if it is, report this to the service's owners.",
+			re.Key, re.GotKey)
+	case errors.Is(err, client.ErrErrorObject):
+		return "The service answered with an error object", fmt.Sprintf(
+			"The read of profile_key %q returned a success status with an error object instead of a profile (see the body above), "+
+				"so nothing was stored.", re.Key)
 	case errors.Is(err, client.ErrUnavailable):
 		return "The service was rate limiting or unavailable", "The provider retries 429, 502, 503, 504 and dropped connections, " +
 			"honouring Retry-After and backing off otherwise; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
@@ -100,6 +138,36 @@ func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *client.Incomp
 	diags.AddError("The profile list is incomplete", b.String())
 }
 
+// checkBaseURL ends the advice for a connection that cannot work.
+func (d *providerData) checkBaseURL(cause string) string {
+	return fmt.Sprintf("%s\n\nCheck base_url (or %s): %s", cause, EnvBaseURL, d.baseURL)
+}
+
+// redacted returns diags with the token masked, in every form, in each
+// summary and detail: every diagnostic a read produces passes through here
+// before it reaches Terraform, which also writes diagnostics to TF_LOG.
+func (d *providerData) redacted(diags diag.Diagnostics) diag.Diagnostics {
+	out := make(diag.Diagnostics, 0, len(diags))
+	for _, dg := range diags {
+		summary, detail := d.client.Redact(dg.Summary()), d.client.Redact(dg.Detail())
+		var p path.Path
+		if wp, ok := dg.(diag.DiagnosticWithPath); ok {
+			p = wp.Path()
+		}
+		switch {
+		case dg.Severity() == diag.SeverityError && !p.Equal(path.Empty()):
+			out.AddAttributeError(p, summary, detail)
+		case dg.Severity() == diag.SeverityError:
+			out.AddError(summary, detail)
+		case !p.Equal(path.Empty()):
+			out.AddAttributeWarning(p, summary, detail)
+		default:
+			out.AddWarning(summary, detail)
+		}
+	}
+	return out
+}
+
 // describe says what was sent and what came back.
 func (d *providerData) describe(re *client.RequestError) string {
 	var b strings.Builder
@@ -117,11 +185,14 @@ func (d *providerData) describe(re *client.RequestError) string {
 	}
 	if re.Attempts > 1 {
 		fmt.Fprintf(&b, ", after %d attempts over %s", re.Attempts, re.Elapsed)
+		if re.StatusCode != 0 && re.Cause != nil {
+			fmt.Fprintf(&b, " (the last: %v)", re.Cause)
+		}
 	}
 	if re.Excerpt != "" {
 		fmt.Fprintf(&b, "\nBody: %s", re.Excerpt)
 	}
-	if re.Cause != nil && re.StatusCode != 0 {
+	if re.Cause != nil && re.StatusCode != 0 && re.Attempts <= 1 {
 		fmt.Fprintf(&b, "\nProblem: %v", re.Cause)
 	}
 	return b.String()

@@ -70,6 +70,7 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	if resp.Diagnostics.HasError() || d.data == nil {
 		return
 	}
+	defer func() { resp.Diagnostics = d.data.redacted(resp.Diagnostics) }()
 	key := state.ProfileKey.ValueString()
 	profile, err := d.data.client.GetProfile(ctx, key)
 	switch {

@@ -94,8 +94,8 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 // readProfiles lists the profiles and returns browserprofile_profiles' state
 // as msgpack, with the list's warnings. Both Read and the protocol server's
 // fast path (server.go) use it.
-func readProfiles(ctx context.Context, data *providerData) ([]byte, diag.Diagnostics) {
-	var diags diag.Diagnostics
+func readProfiles(ctx context.Context, data *providerData) (state []byte, diags diag.Diagnostics) {
+	defer func() { diags = data.redacted(diags) }()
 	list, err := data.client.ListProfiles(ctx)
 	if err != nil {
 		data.addError(&diags, path.Empty(), err)
@@ -110,7 +110,7 @@ func readProfiles(ctx context.Context, data *providerData) ([]byte, diag.Diagnos
 	for _, w := range list.Warnings {
 		diags.AddWarning("The service's profile list needs attention", w)
 	}
-	state, err := profilesState(list.Profiles)
+	state, err = profilesState(list.Profiles)
 	if err != nil {
 		diags.AddError("Encoding the profile list failed", "This is a bug in the provider; please report it: "+err.Error())
 	}

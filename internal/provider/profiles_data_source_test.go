@@ -156,7 +156,7 @@ func TestAccProfilesDataSource_longRetryAfterFailsAtOnce(t *testing.T) {
 	root, s := testStandin(t, standin.Options{LimitEvery: 1, RetryAfter: "7200"})
 	expectError(t, listConfig(root),
 		words("The service asked to retry later", "Response: HTTP 429",
-			"asked for a pause of 2h0m0s, longer than the provider waits (max_wait_seconds). Try again after"))
+			"asked for a pause of 2h0m0s (Retry-After: 7200), longer than the provider waits (max_wait_seconds). Try again after"))
 	if n := s.Requests.Load(); n > 2 {
 		t.Errorf("%d requests; a long Retry-After must not be retried", n)
 	}

@@ -260,7 +260,25 @@ var PagingModes = map[string]PagingMode{
 		return object(map[string]any{"meta": map[string]any{"cursor": map[string]any{"next": p.when(more, token(off+len(items)))}}}, "results", array(items))
 	}},
 
+	// Next-page links that carry the token as a query value, as some APIs
+	// put an access_token in their links.
+	"token_link": {true, func(p *pageRequest) []byte {
+		i := p.pageNumber("page", 1)
+		items, more := p.window(i * p.size)
+		if more {
+			p.w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, p.link("/browsers?access_token="+url.QueryEscape(p.token())+"&page="+strconv.Itoa(i+2))))
+		}
+		return array(items)
+	}},
+
 	// The misbehaving modes.
+
+	// A link carrying the token, back to the first page.
+	"token_loop": {false, func(p *pageRequest) []byte {
+		items, _ := p.window(0)
+		p.w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, p.link("/browsers?access_token="+url.QueryEscape(p.token())+"&page=1")))
+		return array(items)
+	}},
 
 	// has_more, but every way to ask for more is ignored.
 	"has_more": {false, func(p *pageRequest) []byte {
@@ -328,6 +346,11 @@ func (p *pageRequest) window(offset int) ([]json.RawMessage, bool) {
 	offset = min(max(offset, 0), len(p.all))
 	end := min(offset+p.size, len(p.all))
 	return p.all[offset:end], end < len(p.all)
+}
+
+// token is the bearer token the request carried.
+func (p *pageRequest) token() string {
+	return strings.TrimPrefix(p.r.Header.Get("Authorization"), "Bearer ")
 }
 
 func (p *pageRequest) pages() int { return max((len(p.all)+p.size-1)/p.size, 1) }

@@ -8,10 +8,13 @@
 package standin
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -54,6 +57,16 @@ type Options struct {
 	Truncate   bool   // list bodies are cut off halfway
 	RedirectTo string // every API request is redirected to this origin, same path
 	EchoToken  bool   // 401s quote the Authorization header, as careless proxies do
+	// EchoAs makes 401s echo the token as careless services and proxies have
+	// been seen to: "base64", "url", "json" (escaped, \/ included), "html",
+	// "header" (in X-Request-Id), "status" (as the status line, which the
+	// client cannot parse), "split" (where a body excerpt is cut).
+	EchoAs string
+
+	WrongRecord   bool // a single read answers another profile's record
+	ErrorObject   bool // a single read answers 200 with an error object
+	RedirectLoop  bool // every API request is redirected to itself
+	HugeRequestID bool // every answer carries a 900 KB X-Request-Id
 }
 
 // Server is the stand-in's http.Handler. Its counters serve the tests.
@@ -129,7 +142,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, strings.TrimSuffix(s.opts.RedirectTo, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		return
 	}
+	if s.opts.RedirectLoop && strings.Contains(r.URL.Path, "/api/v1/") {
+		http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
+		return
+	}
 	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%06d", n))
+	if s.opts.HugeRequestID {
+		w.Header().Set("X-Request-Id", strings.Repeat("r", 900<<10))
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -152,6 +172,10 @@ func (s *Server) withEnv(env *Environment, next func(http.ResponseWriter, *http.
 		case auth == "":
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing Authorization header"})
 		case !isBearer || token != env.Token:
+			if s.opts.EchoAs != "" {
+				echo(w, s.opts.EchoAs, auth)
+				return
+			}
 			msg := map[string]string{"error": "invalid or revoked token"}
 			if s.opts.EchoToken {
 				msg["received"] = auth
@@ -165,11 +189,18 @@ func (s *Server) withEnv(env *Environment, next func(http.ResponseWriter, *http.
 
 func (s *Server) one(w http.ResponseWriter, r *http.Request, env *Environment) {
 	key := r.PathValue("key")
-	for _, p := range env.Profiles {
+	if s.opts.ErrorObject {
+		writeJSON(w, http.StatusOK, map[string]any{"error": map[string]string{"code": "not_found", "profile_key": key}})
+		return
+	}
+	for i, p := range env.Profiles {
+		if s.opts.WrongRecord {
+			p = env.Profiles[(i+1)%len(env.Profiles)]
+		}
 		var rec struct {
 			Key string `json:"profile_key"`
 		}
-		if json.Unmarshal(p, &rec) == nil && rec.Key == key {
+		if json.Unmarshal(env.Profiles[i], &rec) == nil && rec.Key == key {
 			body := []byte(p)
 			if s.opts.Single == "data" {
 				body = append(append([]byte(`{"data": `), p...), '}')
@@ -186,6 +217,57 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v) // the client may have gone; nothing to tell
+}
+
+// echo answers 401 quoting the Authorization header in the given form.
+func echo(w http.ResponseWriter, form, auth string) {
+	var body string
+	switch form {
+	case "base64":
+		body = `{"error":"invalid token","debug":"` + base64.StdEncoding.EncodeToString([]byte("Authorization: "+auth)) + `"}`
+	case "url":
+		body = `{"error":"invalid token","retry":"/login?next=%2Fbrowsers&auth=` + url.QueryEscape(auth) + `"}`
+	case "json":
+		enc, _ := json.Marshal(auth)
+		body = `{"error":"invalid token","received":` + strings.ReplaceAll(string(enc), "/", `\/`) + `}`
+	case "html":
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "<html><body><p>Rejected: %s</p><p>%s</p></body></html>", html.EscapeString(auth), htmlNumeric(auth))
+		return
+	case "header":
+		w.Header().Set("X-Request-Id", auth)
+		body = `{"error":"invalid token"}`
+	case "status":
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, buf, err := hj.Hijack(); err == nil {
+				fmt.Fprintf(buf, "HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n", strings.TrimPrefix(auth, "Bearer "))
+				buf.Flush()
+				conn.Close()
+				return
+			}
+		}
+	case "split":
+		// The token straddles the 300th character, where excerpts are cut.
+		body = `{"error":"invalid token","pad":"` + strings.Repeat("x", 300-40) + `","received":"` + auth + `"}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprint(w, body)
+}
+
+// htmlNumeric writes every character but letters and digits as a numeric
+// character reference (&#43;), as some templating engines do.
+func htmlNumeric(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "&#%d;", r)
+		}
+	}
+	return b.String()
 }
 
 // dropConnection closes the connection without an answer, as a crashing

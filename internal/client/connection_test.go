@@ -1,0 +1,177 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clientFor returns a client for any base address, with short waits.
+func clientFor(t *testing.T, rawBase string, tweak ...func(*Config)) *Client {
+	t.Helper()
+	base, err := ParseBaseURL(rawBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{BaseURL: base, Token: testToken, MaxRetries: 3, MinWait: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond, Timeout: 20 * time.Second}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Each connection that cannot work is named for what it is, quickly; only
+// a refused connection is tried again, a few times.
+func TestConnectionFailures_areClassifiedAndNotRetried(t *testing.T) {
+	t.Parallel()
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(tlsSrv.Close)
+	plainSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(plainSrv.Close)
+	loopSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
+	}))
+	t.Cleanup(loopSrv.Close)
+	slowSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slowSrv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := ln.Addr().String()
+	ln.Close()
+
+	cases := map[string]struct {
+		base     string
+		want     error
+		attempts int
+	}{
+		"untrusted certificate": {tlsSrv.URL + "/api/v1", ErrTLS, 1},
+		"https to plain http":   {strings.Replace(plainSrv.URL, "http://", "https://", 1) + "/api/v1", ErrSchemeMismatch, 1},
+		"http to https":         {strings.Replace(tlsSrv.URL, "https://", "http://", 1) + "/api/v1", ErrSchemeMismatch, 1},
+		"nothing listening":     {"http://" + closedAddr + "/api/v1", ErrRefused, maxRefused},
+		"name does not resolve": {"https://nonexistent-host.invalid/api/v1", ErrDNS, 1},
+		"redirect loop":         {loopSrv.URL + "/api/v1", ErrRedirectLoop, 1},
+		"no response headers":   {slowSrv.URL + "/api/v1", ErrNoAnswer, 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := clientFor(t, tc.base, func(c *Config) { c.MaxRetries = 2; c.HeaderTimeout = 200 * time.Millisecond })
+			start := time.Now()
+			_, err := c.ListProfiles(context.Background())
+			var re *RequestError
+			if !errors.As(err, &re) || !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if re.Attempts != tc.attempts {
+				t.Errorf("%d attempts, want %d", re.Attempts, tc.attempts)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if errors.Is(err, ErrUnavailable) {
+				t.Errorf("reported as unavailable: %v", err)
+			}
+		})
+	}
+}
+
+// A Retry-After that is not a number or a date is as good as absent; one
+// years away fails at once and is shown as sent.
+func TestRetryAfter_invalidOrAbsurdValues(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"soon": -1, "-5": -1, "NaN": -1, "Inf": -1, "": -1,
+		"1.5":                           1500 * time.Millisecond,
+		"1000000":                       maxRetryAfter,
+		"Wed, 21 Oct 2319 07:28:00 GMT": maxRetryAfter,
+		"Sun, 22 Nov 2026 12:00:03 GMT": 3 * time.Second,
+	} {
+		got, ok := retryAfter(http.Header{"Retry-After": {v}}, now)
+		if want < 0 && ok || want >= 0 && (!ok || got != want) {
+			t.Errorf("Retry-After %q: %s, %v", v, got, ok)
+		}
+	}
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "Wed, 21 Oct 2319 07:28:00 GMT")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	_, err := c.ListProfiles(context.Background())
+	var re *RequestError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRetryAfterTooLong) || re.RetryAfter != "Wed, 21 Oct 2319 07:28:00 GMT" || re.Attempts != 1 {
+		t.Errorf("err = %v (%+v)", err, re)
+	}
+}
+
+// After retries, the last status is shown, even when the last attempt got
+// no response at all.
+func TestRequestError_keepsTheLastStatusSeen(t *testing.T) {
+	t.Parallel()
+	n := 0
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		n++
+		if n > 2 {
+			dropHijacked(w)
+			return
+		}
+		w.Header().Set("X-Request-Id", "req-"+strings.Repeat("9", 5000))
+		w.WriteHeader(http.StatusTooManyRequests)
+	}, func(c *Config) { c.MaxRetries = 3 })
+	_, err := c.ListProfiles(context.Background())
+	var re *RequestError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusTooManyRequests || re.Attempts != 4 {
+		t.Fatalf("err = %v (%+v)", err, re)
+	}
+	if len(re.RequestID) > maxQuoted+4 {
+		t.Errorf("request id of %d bytes quoted whole", len(re.RequestID))
+	}
+}
+
+func dropHijacked(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+}
+
+// A single read answered with another profile's record, or with an error
+// object, is an error naming both keys.
+func TestGetProfile_checksTheRecordIsTheOneAskedFor(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]error{
+		`{"profile_key":"someone-else","name":"x"}`:                      ErrWrongRecord,
+		`{"error":{"code":"not_found","profile_key":"a"}}`:               ErrErrorObject,
+		`{"errors":[{"message":"boom"}],"data":{"profile_key":"a"}}`:     ErrErrorObject,
+		`{"data":{"profile_key":"a"},"error":null}`:                      nil,
+		`{"profile_key":"a","error":"a field that happens to be there"}`: nil,
+	} {
+		c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) })
+		p, err := c.GetProfile(context.Background(), "a")
+		var re *RequestError
+		switch {
+		case want == nil && (err != nil || p.Key != "a"):
+			t.Errorf("%s: %v", body, err)
+		case want != nil && (!errors.Is(err, want) || !errors.As(err, &re) || re.Key != "a" || p.Raw != nil):
+			t.Errorf("%s: err = %v, profile %q", body, err, p.Raw)
+		case want == ErrWrongRecord && re.GotKey != "someone-else":
+			t.Errorf("GotKey = %q", re.GotKey)
+		}
+	}
+}
