@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Users feed profile_keys into for_each, so a list that comes back short
@@ -72,12 +74,60 @@ func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	p := &pager{c: c, index: map[string]int{}, requested: map[string]bool{}}
-	if err := p.run(ctx); err != nil {
+	incomplete, err := p.run(ctx)
+	if err != nil {
 		return nil, err
 	}
+	p.list.Incomplete = incomplete
 	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
 	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts)...)
+	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles)...)
 	return &p.list, nil
+}
+
+// nfcWarnings names the keys that are not in Unicode NFC. Terraform rewrites
+// every string to NFC, so such a key reaches state in another spelling than
+// the service's; and two keys that differ only in normalisation become one.
+func nfcWarnings(profiles []Profile) []string {
+	var changed []string
+	byNFC := map[string][]string{}
+	for _, p := range profiles {
+		if !norm.NFC.IsNormalString(p.Key) {
+			changed = append(changed, p.Key)
+		}
+		n := norm.NFC.String(p.Key)
+		byNFC[n] = append(byNFC[n], p.Key)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	w := fmt.Sprintf("Terraform stores every string in Unicode NFC, and %d profile_key value(s) from the service are not: %s. "+
+		"In state they take their NFC spelling (and so do their raw_json records); browserprofile_profile still reads each of them "+
+		"by that spelling.", len(changed), quoteList(changed, 5, strconv.QuoteToASCII))
+	var collide []string
+	for _, keys := range byNFC {
+		if len(keys) > 1 {
+			collide = append(collide, keys...)
+		}
+	}
+	if len(collide) > 0 {
+		slices.Sort(collide)
+		w += fmt.Sprintf(" Distinct keys become the same key that way: %s; a set of profile_keys (for_each) holds them once, "+
+			"and a read by that key reaches only one of them. Ask the service's owners to send keys in NFC.", quoteList(collide, 6, strconv.QuoteToASCII))
+	}
+	return []string{w}
+}
+
+// ServiceSpelling returns the listed key whose NFC spelling is key, when
+// the service spells it otherwise: Terraform hands the provider NFC strings,
+// and the service knows its keys only as it spells them. "" when none.
+func ServiceSpelling(profiles []Profile, key string) string {
+	for _, p := range profiles {
+		if p.Key != key && norm.NFC.String(p.Key) == key {
+			return p.Key
+		}
+	}
+	return ""
 }
 
 // pager is the state of one ListProfiles.
@@ -95,22 +145,24 @@ type pager struct {
 	conflicts []string // keys sent again with a different record
 }
 
-func (p *pager) run(ctx context.Context) error {
+// run reads pages until the end, or until the list may be short, and then
+// says why.
+func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 	u := p.c.firstListURL()
 	for {
 		p.requested[u.String()] = true
 		p.pages++
 		resp, getErr := p.c.get(ctx, u)
 		if getErr != nil {
-			return getErr
+			return nil, getErr
 		}
 		page, decodeErr := decodeListPage(resp.body)
 		if decodeErr != nil {
-			return p.c.shapeError(u, resp, decodeErr)
+			return nil, p.c.shapeError(u, resp, decodeErr)
 		}
 		fresh, tooLarge := p.keep(page.profiles, resp.body)
 		if tooLarge != nil {
-			return &RequestError{Kind: ErrBodyTooLarge, Method: "GET", URL: p.c.display(u), Cause: tooLarge}
+			return nil, &RequestError{Kind: ErrBodyTooLarge, Method: "GET", URL: p.c.display(u), Cause: tooLarge}
 		}
 
 		var next *url.URL
@@ -129,7 +181,7 @@ func (p *pager) run(ctx context.Context) error {
 		case len(page.profiles) == 0 && next != nil && p.emptyRun >= maxEmptyPages:
 			stop = p.incomplete(u, p.claim, fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1))
 		case next == nil:
-			return nil
+			return nil, nil
 		case !sameOrigin(p.c.base, next):
 			stop = p.incomplete(u, p.claim, fmt.Sprintf(
 				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", redactedOrigin(next)))
@@ -139,8 +191,7 @@ func (p *pager) run(ctx context.Context) error {
 			stop = p.incomplete(u, p.claim, fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages))
 		}
 		if stop != nil {
-			p.list.Incomplete = stop
-			return nil
+			return stop, nil
 		}
 		if len(page.profiles) == 0 {
 			p.emptyRun++
@@ -307,7 +358,7 @@ func duplicateWarnings(dupes int, conflicts []string) []string {
 	}
 	if len(conflicts) > 0 {
 		out = append(out, fmt.Sprintf("The service sent %d profile_key value(s) twice with different records; the first record of each is kept: %s.%s",
-			len(conflicts), quoteList(conflicts, 5), invalidUTF8Note(conflicts)))
+			len(conflicts), quoteList(conflicts, 5, strconv.Quote), invalidUTF8Note(conflicts)))
 	}
 	return out
 }
@@ -323,11 +374,13 @@ func invalidUTF8Note(keys []string) string {
 	return ""
 }
 
-// quoteList quotes up to limit strings, then says how many more.
-func quoteList(ss []string, limit int) string {
+// quoteList quotes up to limit strings, then says how many more. Keys that
+// differ only in normalisation look alike, so their warnings quote with
+// escapes (strconv.QuoteToASCII).
+func quoteList(ss []string, limit int, quote func(string) string) string {
 	q := make([]string, 0, limit)
 	for _, s := range ss[:min(len(ss), limit)] {
-		q = append(q, strconv.Quote(s))
+		q = append(q, quote(s))
 	}
 	if len(ss) > limit {
 		q = append(q, fmt.Sprintf("and %d more", len(ss)-limit))

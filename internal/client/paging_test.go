@@ -271,3 +271,28 @@ func TestThrottle_adaptsToTheServicesRateLimit(t *testing.T) {
 		t.Errorf("%d of %d requests answered 429", limited, total)
 	}
 }
+
+// Keys outside Unicode NFC are named, and keys that collapse into one
+// through NFC are called out; a single read by the NFC spelling finds the
+// service's spelling.
+func TestListProfiles_namesKeysOutsideNFC(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `[{"profile_key":"caf\u00e9"},{"profile_key":"cafe\u0301"},{"profile_key":"re\u0301sume\u0301"},{"profile_key":"plain"}]`)
+	})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || len(list.Warnings) != 1 {
+		t.Fatalf("warnings %q, err %v", list.Warnings, err)
+	}
+	w := list.Warnings[0]
+	if !strings.Contains(w, "2 profile_key value(s) from the service are not") || !strings.Contains(w, "Distinct keys become the same key") ||
+		!strings.Contains(w, `"cafe\u0301", "caf\u00e9"`) {
+		t.Errorf("warning %q", w)
+	}
+	if got := ServiceSpelling(list.Profiles, "résumé"); got != "re\u0301sume\u0301" {
+		t.Errorf("ServiceSpelling = %q", got)
+	}
+	if got := ServiceSpelling(list.Profiles, "plain"); got != "" {
+		t.Errorf("ServiceSpelling of a key spelled alike = %q", got)
+	}
+}

@@ -73,15 +73,26 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	defer func() { resp.Diagnostics = d.data.redacted(resp.Diagnostics) }()
 	key := state.ProfileKey.ValueString()
 	profile, err := d.data.client.GetProfile(ctx, key)
-	switch {
-	case errors.Is(err, client.ErrNotFound):
-		d.addNotFound(ctx, &resp.Diagnostics, key, err)
-		return
-	case err != nil:
+	if errors.Is(err, client.ErrNotFound) {
+		// The list explains a 404, and holds the service's own spelling of
+		// a key that Terraform handed over in Unicode NFC.
+		list, listErr := d.data.client.ListProfiles(ctx)
+		spelled := ""
+		if listErr == nil {
+			spelled = client.ServiceSpelling(list.Profiles, key)
+		}
+		if spelled == "" {
+			d.addNotFound(&resp.Diagnostics, key, list, err)
+			return
+		}
+		profile, err = d.data.client.GetProfile(ctx, spelled)
+	}
+	if err != nil {
 		d.data.addError(&resp.Diagnostics, path.Root("profile_key"), err)
 		return
 	}
-	// The state keeps the key as configured, which is the key as returned.
+	// The state keeps the key as configured: the key as returned, or its NFC
+	// spelling, which is all Terraform can hold.
 	state.RawJSON = types.StringValue(string(profile.Raw))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
@@ -90,11 +101,10 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 // instead of a profile_key and a key from the other environment (interface
 // document, Errors). Where a listed profile has a field equal to what was
 // given, it names that profile's key.
-func (d *ProfileDataSource) addNotFound(ctx context.Context, diags *diag.Diagnostics, key string, err error) {
+func (d *ProfileDataSource) addNotFound(diags *diag.Diagnostics, key string, list *client.List, err error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "No profile has profile_key %q in the %s environment (base address %s).\n\n", key, d.data.environment, d.data.baseURL)
-	list, listErr := d.data.client.ListProfiles(ctx)
-	if listErr == nil {
+	if list != nil {
 		if matches := client.FindByValue(list.Profiles, key); len(matches) > 0 {
 			m := matches[0]
 			if m.Field == "profile_key" {

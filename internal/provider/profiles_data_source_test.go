@@ -148,7 +148,7 @@ func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T)
 func TestAccProfilesDataSource_outageReportsLastStatusAndAttempts(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{FailEvery: 1})
 	expectError(t, devProvider(root, "max_retries = 2")+`data "browserprofile_profiles" "all" {}`,
-		words("The service was rate limiting or unavailable", "Response: HTTP 503, after 3 attempts over",
+		words("The service was rate limiting or unavailable", "Response: HTTP 503, request id req-000003, after 3 attempts over",
 			"Body: <html><body><h1>503 Service Temporarily Unavailable</h1>", "raise max_retries or max_wait_seconds"))
 }
 

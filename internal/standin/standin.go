@@ -106,6 +106,10 @@ func New(opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := s.Requests.Add(1)
 	s.Header.Store(r.Header.Clone())
+	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%06d", n))
+	if s.opts.HugeRequestID {
+		w.Header().Set("X-Request-Id", strings.Repeat("r", 900<<10))
+	}
 	if s.opts.Delay > 0 {
 		select {
 		case <-time.After(s.opts.Delay):
@@ -146,10 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
 		return
 	}
-	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%06d", n))
-	if s.opts.HugeRequestID {
-		w.Header().Set("X-Request-Id", strings.Repeat("r", 900<<10))
-	}
+
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -249,7 +250,7 @@ func echo(w http.ResponseWriter, form, auth string) {
 		}
 	case "split":
 		// The token straddles the 300th character, where excerpts are cut.
-		body = `{"error":"invalid token","pad":"` + strings.Repeat("x", 300-40) + `","received":"` + auth + `"}`
+		body = `{"error":"invalid token","pad":"` + strings.Repeat("x", 240) + `","received":"` + auth + `"}`
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)

@@ -1,0 +1,114 @@
+package provider
+
+import (
+	"encoding/json"
+	"net"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+// The contract's failure rows for connections that cannot work: each named
+// for its cause, with the base_url to check, and never as rate limiting.
+func TestAccProvider_connectionFailuresNameTheirCause(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(standin.New(standin.Options{Environments: standin.DemoEnvironments()}))
+	t.Cleanup(tlsSrv.Close)
+	plainRoot, _ := testStandin(t, standin.Options{})
+	loopRoot, _ := testStandin(t, standin.Options{RedirectLoop: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+
+	cases := map[string]struct{ root, want string }{
+		"untrusted certificate": {tlsSrv.URL, "The base address's TLS certificate is not trusted"},
+		"https to plain http":   {strings.Replace(plainRoot, "http://", "https://", 1), "The base address's scheme does not match the server"},
+		"http to https":         {strings.Replace(tlsSrv.URL, "https://", "http://", 1), "The base address's scheme does not match the server"},
+		"nothing listening":     {closed, "Nothing is listening at the base address"},
+		"redirect loop":         {loopRoot, "The base address redirects in a loop"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			base := tc.root + "/development/api/v1"
+			expectError(t, providerBlock(base, standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
+				words(tc.want, "Request: GET "+base+"/browsers", "Check base_url (or BROWSERPROFILE_BASE_URL): "+base))
+		})
+	}
+	t.Run("name does not resolve", func(t *testing.T) {
+		base := "https://nonexistent-host.invalid/api/v1"
+		expectError(t, providerBlock(base, standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
+			words("The base address's host name does not resolve", "Check base_url (or BROWSERPROFILE_BASE_URL): "+base))
+	})
+}
+
+// A base address without the version prefix is answered with an example
+// that keeps the user's own scheme, host and path.
+func TestAccProvider_baseAddressExampleKeepsTheUsersAddress(t *testing.T) {
+	expectError(t, providerBlock("http://127.0.0.1:18080/production", "x")+`data "browserprofile_profiles" "all" {}`,
+		words("its path must end in /api/v1", "for example http://127.0.0.1:18080/production/api/v1"))
+}
+
+func TestAccProfileDataSource_anotherProfilesRecordIsNotStored(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{WrongRecord: true})
+	expectError(t, devProvider(root)+`data "browserprofile_profile" "one" { profile_key = "team/alpha" }`,
+		words("The service answered with another profile's record",
+			`The read of profile_key "team/alpha" returned the record of profile_key`, "nothing was stored"))
+}
+
+func TestAccProfileDataSource_anErrorObjectIsNotStored(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{ErrorObject: true})
+	expectError(t, devProvider(root)+`data "browserprofile_profile" "one" { profile_key = "team/alpha" }`,
+		words("The service answered with an error object", `Body: {"error":{"code":"not_found","profile_key":"team/alpha"}}`,
+			`The read of profile_key "team/alpha" returned a success status with an error object`, "nothing was stored"))
+}
+
+func TestAccProfilesDataSource_absurdRetryAfterIsShownAsSent(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{LimitEvery: 1, RetryAfter: "Wed, 21 Oct 2319 07:28:00 GMT"})
+	expectError(t, listConfig(root), words("The service asked to retry later",
+		"Retry-After: Wed, 21 Oct 2319 07:28:00 GMT, a pause of a day or more, which the provider does not wait for"))
+}
+
+// A 900 KB request id is quoted in part, on one line.
+func TestAccProfilesDataSource_hugeRequestIDIsCapped(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{HugeRequestID: true, FailEvery: 1})
+	expectError(t, devProvider(root, "max_retries = 0")+`data "browserprofile_profiles" "all" {}`,
+		words("Response: HTTP 503, request id "+strings.Repeat("r", 40)))
+}
+
+// The echoed token, in each form, is masked in the diagnostic (the e2e
+// tests check TF_LOG and the whole output for any part of it).
+func TestAccProfilesDataSource_echoedTokenIsMasked(t *testing.T) {
+	for form, want := range map[string]string{
+		"json":  `"received":"Bearer ***"`,
+		"url":   "auth=Bearer+***",
+		"split": `"received":"Bearer ***`,
+		"html":  "Rejected: Bearer ***",
+	} {
+		t.Run(form, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{EchoAs: form})
+			expectError(t, providerBlock(root+"/development/api/v1", "tok/SECRET+9f8e&x=Q1w2E3r4")+`data "browserprofile_profiles" "all" {}`,
+				words("API token rejected by the development environment", want))
+		})
+	}
+}
+
+// Terraform hands over keys in Unicode NFC; a key the service spells
+// otherwise is read in the service's spelling.
+func TestAccProfileDataSource_readsTheServicesSpellingOfAnNFCKey(t *testing.T) {
+	nfd := "cafe\u0301"
+	rec := `{"profile_key":"` + nfd + `","name":"decomposed"}`
+	env := standin.Environment{Name: "development", Token: standin.DemoDevelopmentToken, Profiles: []json.RawMessage{json.RawMessage(rec)}}
+	root, _ := testStandin(t, standin.Options{Environments: []standin.Environment{env}})
+	expectState(t, devProvider(root)+`data "browserprofile_profile" "one" { profile_key = "café" }`,
+		statecheck.ExpectKnownValue("data.browserprofile_profile.one", tfjsonpath.New("raw_json"),
+			knownvalue.StringRegexp(regexp.MustCompile(`"name":"decomposed"`))))
+}
