@@ -6,8 +6,12 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"html"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,45 +208,111 @@ data "browserprofile_profiles" "all" {}
 	}
 }
 
+// awkwardToken holds the characters each escaping changes.
+const awkwardToken = "tok/SECRET+9f8e&x=Q1w2E3r4"
+
+// tokenLeaks returns the forms of tok found in text: any part of 8 or more
+// characters of the token, and any part of 12 or more of its encodings.
+func tokenLeaks(text, tok string) []string {
+	jsonTok, _ := json.Marshal(tok)
+	// base64 of the token after a prefix, less the characters that also
+	// encode the prefix.
+	b64After := func(prefix string) string {
+		return base64.StdEncoding.EncodeToString([]byte(prefix + tok))[(8*len(prefix)+5)/6:]
+	}
+	encoded := []string{
+		b64After(""), b64After("Bearer "), b64After("Authorization: Bearer "),
+		url.QueryEscape(tok), url.PathEscape(tok), strings.ReplaceAll(string(jsonTok), "/", `\/`), html.EscapeString(tok),
+	}
+	var leaks []string
+	windows := func(s string, n int) {
+		for i := 0; i+n <= len(s); i++ {
+			if strings.Contains(text, s[i:i+n]) {
+				leaks = append(leaks, s[i:i+n])
+				return
+			}
+		}
+	}
+	windows(tok, 8)
+	for _, e := range encoded {
+		if e != tok {
+			windows(e, 12)
+		}
+	}
+	return leaks
+}
+
+// The token never appears, in any form or part, in terraform's output, the
+// TF_LOG=trace log or state, whichever way the service echoes it.
 func TestE2E_traceLogsNeverShowTheToken(t *testing.T) {
 	t.Parallel()
-	root := startStandin(t, standin.Options{EchoToken: true, FailEvery: 3})
-	base := root + "/development/api/v1"
+	// reads succeed; missing fails, with the list quoted in its detail.
 	const reads = `
 data "browserprofile_profiles" "all" {}
 data "browserprofile_profile" "one" { profile_key = "team/alpha" }
-data "browserprofile_profile" "missing" { profile_key = "Marketing Team" }
 `
-	cases := map[string]struct {
-		token, block, want string
-	}{
-		// The right token, from the environment and from the block.
-		"variable": {standin.DemoDevelopmentToken, "", "Profile not found"},
-		"block":    {standin.DemoDevelopmentToken, "api_token = \"" + standin.DemoDevelopmentToken + "\"", "Profile not found"},
-		// A rejected token, which the echoing service quotes back.
-		"rejected": {standin.DemoProductionToken, "", "API token rejected"},
+	const missing = `data "browserprofile_profile" "missing" { profile_key = "Marketing Team" }`
+	type tc struct {
+		opts  standin.Options
+		block string // provider block lines beside base_url
+		right bool   // the stand-in accepts awkwardToken
+		want  string // what the run must show, so that it proves something
+		apply bool
+	}
+	cases := map[string]tc{
+		"from the variable":   {opts: standin.Options{FailEvery: 3}, right: true, want: "Profile not found"},
+		"from the block":      {opts: standin.Options{FailEvery: 3}, block: "api_token = \"" + awkwardToken + "\"", right: true, want: "Profile not found"},
+		"next link, followed": {opts: standin.Options{Paging: "token_link", PageSize: 2}, right: true, want: "Apply complete", apply: true},
+		"next link, stalled":  {opts: standin.Options{Paging: "token_loop", PageSize: 2}, right: true, want: "The profile list is incomplete"},
+		"status line":         {opts: standin.Options{EchoAs: "status"}, block: "max_retries = 1", want: "The service was rate limiting or unavailable"},
+	}
+	for _, form := range []string{"json", "base64", "url", "html", "header", "split"} {
+		cases["echo, "+form] = tc{opts: standin.Options{EchoAs: form}, want: "API token rejected"}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			tc.opts.Environments = standin.DemoEnvironments()
+			if tc.right {
+				tc.opts.Environments[1].Token = awkwardToken
+			}
+			srv := httptest.NewServer(standin.New(tc.opts))
+			t.Cleanup(srv.Close)
 			w := newWorkspace(t, fmt.Sprintf(`
 provider "browserprofile" {
-  environment = "development"
-  base_url    = %q
+  environment      = "development"
+  base_url         = %q
+  min_wait_seconds = 1
   %s
 }
-`, base, tc.block)+reads)
-			env := []string{"TF_LOG=trace"}
-			if tc.block == "" {
-				env = append(env, "BROWSERPROFILE_API_TOKEN="+tc.token)
+`, srv.URL+"/development/api/v1", tc.block)+reads+map[bool]string{false: missing, true: ""}[tc.apply])
+			logFile := filepath.Join(w.dir, "trace.log")
+			env := []string{"TF_LOG=trace", "TF_LOG_PATH=" + logFile}
+			if tc.block == "" || !strings.Contains(tc.block, "api_token") {
+				env = append(env, "BROWSERPROFILE_API_TOKEN="+awkwardToken)
 			}
-			out, _ := w.run(env, "plan", "-input=false", "-no-color")
-			if !strings.Contains(out, "browserprofile.http") || !strings.Contains(out, tc.want) {
-				t.Fatalf("the plan did not run as expected:\n%.3000s", out)
+			cmd := []string{"plan", "-input=false", "-no-color"}
+			if tc.apply {
+				cmd = []string{"apply", "-auto-approve", "-input=false", "-no-color"}
 			}
-			if strings.Contains(out, tc.token) {
-				t.Errorf("the token appears in TF_LOG=trace output")
+			out, _ := w.run(env, cmd...)
+			logText, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(logText), "browserprofile.http") || !strings.Contains(out, tc.want) {
+				t.Fatalf("the run did not go as expected (want %q):\n%.3000s", tc.want, out)
+			}
+			state, _ := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+			for where, text := range map[string]string{"output": out, "TF_LOG": string(logText), "state": string(state)} {
+				if leaks := tokenLeaks(text, awkwardToken); len(leaks) > 0 {
+					t.Errorf("%s holds the token: %q", where, leaks)
+				}
+			}
+			if tc.apply && !strings.Contains(string(state), "team/alpha") {
+				t.Errorf("no state was written")
 			}
 		})
 	}
 }
+
