@@ -315,4 +315,3 @@ provider "browserprofile" {
 		})
 	}
 }
-
