@@ -14,4 +14,9 @@ export TERRAFORM="$terraform"
   echo
   echo "profile_keys read from the stand-in API (development environment):"
   "$TERRAFORM" output -no-color -json profile_keys
+  echo
+  echo "Some of these keys are awkward on purpose: \"100% legit\" (a percent sign and a space),"
+  echo "\"q?x=1#frag\" (query and fragment characters), \"team/alpha\" (a slash), \"café-東京\" (non-ASCII)"
+  echo "and \"Trailing.Dot.\". Each must reach the service as one path segment and come back byte for"
+  echo "byte: the demo shows that for_each and browserprofile_profile handle them as they are."
 '

@@ -3,4 +3,4 @@
 # and cached outside the repository.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-go_install_cached golangci-lint v2.15.0 github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+go_install_cached golangci-lint v2.15.0 github.com/golangci/golangci-lint/v2/cmd/golangci-lint "about 3 minutes"

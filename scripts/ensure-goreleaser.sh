@@ -7,4 +7,4 @@ if command -v goreleaser >/dev/null 2>&1; then
   command -v goreleaser
   exit 0
 fi
-go_install_cached goreleaser v2.15.1 github.com/goreleaser/goreleaser/v2
+go_install_cached goreleaser v2.15.1 github.com/goreleaser/goreleaser/v2 "about 5 minutes"

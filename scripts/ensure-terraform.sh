@@ -12,4 +12,4 @@ if [ $# -eq 0 ] && command -v terraform >/dev/null 2>&1; then
 fi
 version="${1:-1.5.7}"
 [ "$version" = 1.5.7 ] || { echo "ensure-terraform.sh builds Terraform 1.5.7 only (the last release under MPL, installable with go install)" >&2; exit 2; }
-go_install_cached terraform "v$version" github.com/hashicorp/terraform
+go_install_cached terraform "v$version" github.com/hashicorp/terraform "about 6 minutes"

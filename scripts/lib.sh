@@ -1,13 +1,14 @@
 # Sourced by the other scripts.
 
-# write_dev_overrides FILE PLUGIN_DIR: a Terraform CLI configuration that
-# takes the provider from PLUGIN_DIR (dev_overrides): no terraform init, no
-# registry.
+# write_dev_overrides FILE PLUGIN_DIR: a Terraform (and OpenTofu) CLI
+# configuration that takes the provider from PLUGIN_DIR (dev_overrides): no
+# terraform init, no registry.
 write_dev_overrides() {
   cat >"$1" <<CFG
 provider_installation {
   dev_overrides {
     "registry.terraform.io/browserprofile/browserprofile" = "$2"
+    "registry.opentofu.org/browserprofile/browserprofile" = "$2"
   }
   direct {}
 }
@@ -20,14 +21,14 @@ tool_cache() {
   echo "${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/$1"
 }
 
-# go_install_cached NAME VERSION MODULE_PATH: prints the path of NAME, built
-# once with `go install MODULE_PATH@VERSION` from the Go module proxy into
-# its tool_cache.
+# go_install_cached NAME VERSION MODULE_PATH HOW_LONG: prints the path of
+# NAME, built once with `go install MODULE_PATH@VERSION` from the Go module
+# proxy into its tool_cache; HOW_LONG is said before a build starts.
 go_install_cached() {
   local cache
   cache="$(tool_cache "$1-$2")"
   if [ ! -x "$cache/$1" ]; then
-    echo "building $1 $2 from the Go module proxy into $cache (once)" >&2
+    echo "building $1 $2 from the Go module proxy into $cache (once; $4 on 2 cores)" >&2
     mkdir -p "$cache"
     GOBIN="$cache" GOFLAGS=-mod=mod go install "$3@$2" >&2
   fi

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -44,21 +45,14 @@ func (d *ProfilesDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"`profile_key` in byte order so that plans are stable whatever order the service sends. " +
 			"Also a connectivity and credential check: it fails with a clear message on a wrong token or base address.",
 		Attributes: map[string]schema.Attribute{
-			"profiles": schema.ListNestedAttribute{
-				MarkdownDescription: "Every profile, sorted by `profile_key`.",
-				Computed:            true,
-				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"profile_key": schema.StringAttribute{
-							MarkdownDescription: "The profile's identifier, exactly as returned.",
-							Computed:            true,
-						},
-						"raw_json": schema.StringAttribute{
-							MarkdownDescription: "The profile's record exactly as returned; read it with `jsondecode()`.",
-							Computed:            true,
-						},
-					},
-				},
+			// A list of an object type, not a list nested attribute: the value
+			// is the same, and Terraform's mock_provider can fill only the
+			// former with a list of objects written in a test (terraform#38369).
+			"profiles": schema.ListAttribute{
+				MarkdownDescription: "Every profile, sorted by `profile_key`: objects of `profile_key`, the profile's identifier " +
+					"exactly as returned, and `raw_json`, the profile's record exactly as returned (read it with `jsondecode()`).",
+				ElementType: types.ObjectType{AttrTypes: map[string]attr.Type{"profile_key": types.StringType, "raw_json": types.StringType}},
+				Computed:    true,
 			},
 			"profile_keys": schema.ListAttribute{
 				MarkdownDescription: "The same keys in the same order, to feed other infrastructure: " +
