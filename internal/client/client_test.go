@@ -25,20 +25,7 @@ func newTestClient(t *testing.T, handler http.HandlerFunc, tweak ...func(*Config
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	base, err := ParseBaseURL(srv.URL + "/api/v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{BaseURL: base, Token: testToken, UserAgent: "test-agent/1", MaxRetries: 3,
-		MinWait: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond, Timeout: 10 * time.Second}
-	for _, f := range tweak {
-		f(&cfg)
-	}
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return clientFor(t, srv.URL+"/api/v1", tweak...)
 }
 
 func TestGetProfile_sendsDocumentedRequest(t *testing.T) {

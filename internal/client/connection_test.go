@@ -11,14 +11,16 @@ import (
 	"time"
 )
 
-// clientFor returns a client for any base address, with short waits.
+// clientFor returns a client for any base address, with waits short enough
+// for tests.
 func clientFor(t *testing.T, rawBase string, tweak ...func(*Config)) *Client {
 	t.Helper()
 	base, err := ParseBaseURL(rawBase)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{BaseURL: base, Token: testToken, MaxRetries: 3, MinWait: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond, Timeout: 20 * time.Second}
+	cfg := Config{BaseURL: base, Token: testToken, UserAgent: "test-agent/1", MaxRetries: 3,
+		MinWait: 5 * time.Millisecond, MaxWait: 50 * time.Millisecond, Timeout: 10 * time.Second}
 	for _, f := range tweak {
 		f(&cfg)
 	}

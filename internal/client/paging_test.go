@@ -23,19 +23,8 @@ func standinClient(t *testing.T, n int, opts standin.Options, tweak ...func(*Con
 	s := standin.New(opts)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	base, err := ParseBaseURL(srv.URL + "/development/api/v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{BaseURL: base, Token: testToken, MaxRetries: 5, MinWait: 5 * time.Millisecond, MaxWait: 2 * time.Second, Timeout: 30 * time.Second}
-	for _, f := range tweak {
-		f(&cfg)
-	}
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, s
+	longer := func(c *Config) { c.MaxRetries, c.MaxWait, c.Timeout = 5, 2*time.Second, 30*time.Second }
+	return clientFor(t, srv.URL+"/development/api/v1", append([]func(*Config){longer}, tweak...)...), s
 }
 
 func wantKeys(n int) []string {

@@ -8,9 +8,10 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
 // awkwardTokens hold the characters that each escaping changes.
@@ -41,7 +42,7 @@ func echoes(tok string) map[string]string {
 		"json slash-escaped":     strings.ReplaceAll(jsonText(tok), "/", `\/`),
 		"json unicode":           jsonUnicode(tok),
 		"html":                   html.EscapeString(tok),
-		"html numeric":           htmlNumeric(tok),
+		"html numeric":           standin.HTMLNumeric(tok),
 		"double percent":         url.QueryEscape(url.QueryEscape(tok)),
 		"json of query escaped":  jsonText(url.QueryEscape(bearer)),
 		"html of json":           html.EscapeString(jsonText(tok)),
@@ -59,18 +60,6 @@ func jsonUnicode(s string) string {
 			b.WriteRune(r)
 		} else {
 			fmt.Fprintf(&b, `\u%04X`, r)
-		}
-	}
-	return b.String()
-}
-
-func htmlNumeric(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteString("&#" + strconv.Itoa(int(r)) + ";")
 		}
 	}
 	return b.String()

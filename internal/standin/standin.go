@@ -234,7 +234,7 @@ func echo(w http.ResponseWriter, form, auth string) {
 	case "html":
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "<html><body><p>Rejected: %s</p><p>%s</p></body></html>", html.EscapeString(auth), htmlNumeric(auth))
+		fmt.Fprintf(w, "<html><body><p>Rejected: %s</p><p>%s</p></body></html>", html.EscapeString(auth), HTMLNumeric(auth))
 		return
 	case "header":
 		w.Header().Set("X-Request-Id", auth)
@@ -257,9 +257,9 @@ func echo(w http.ResponseWriter, form, auth string) {
 	fmt.Fprint(w, body)
 }
 
-// htmlNumeric writes every character but letters and digits as a numeric
+// HTMLNumeric writes every character but letters and digits as a numeric
 // character reference (&#43;), as some templating engines do.
-func htmlNumeric(s string) string {
+func HTMLNumeric(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
