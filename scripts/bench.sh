@@ -6,13 +6,17 @@
 #      profiles. The provider process's CPU time and peak memory, from
 #      /usr/bin/time wrapped around the binary, against the floor: one GET of
 #      the same body plus json.Unmarshal into []map[string]any.
-#      Targets: CPU <= 2x the floor, peak memory <= 8x the body.
+#      Targets: CPU <= 2x the floor, peak memory <= 3x the body (issue #10's
+#      goal; the process's own ~21 MB and the state's copy in the protocol
+#      answer put the floor near 3x, see the README).
 #  (b) rate limit: a plan of the list plus 300 browserprofile_profile against
 #      the stand-in limited to 50 requests/s with Retry-After, no rate set in
 #      the provider block. Targets: no error, wall time <= 1.25x the ideal
 #      (max of requests / rate and the same plan unthrottled), < 10% of the
 #      requests answered 429.
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
+#  (d) refusing an oversized body: a list streamed past the 256 MiB limit
+#      with no Content-Length. Target: provider peak memory <= 1.5x the limit.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/lib.sh"
@@ -114,6 +118,18 @@ errors=$(grep -c '^Error' "$tmp/plan.log" || true)
 printf '  unthrottled: %d requests in %.2fs | limited: %d requests, %d answered 429 (%s%%), %.2fs, %d errors | ideal %.2fs, wall %sx ideal\n' \
   "$free_requests" "$free_wall" "$requests" "$limited" "$share" "$rate_wall" "$errors" "$ideal" "$wall_ratio"
 
+echo "== (d) an oversized body refused"
+start_standin "$tmp" -oversize $((300 << 20))
+: >"$tmp/time.log"
+big_rc=0
+"$terraform" -chdir="$tmp/scale" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || big_rc=$?
+stop_standin
+big_mem=$(awk '{if ($3 > mem) mem = $3} END {print mem}' "$tmp/time.log")
+big_ratio=$(echo "scale=2; $big_mem * 1024 / (256 * 1048576)" | bc)
+refused=$(grep -c 'The response is too large' "$tmp/plan.log" || true)
+printf '  provider peak %d MB against the 256 MiB limit: %sx; refused with the error naming max_response_megabytes: %s\n' \
+  $((big_mem / 1024)) "$big_ratio" "$([ "$refused" -gt 0 ] && echo yes || echo no)"
+
 echo "== (c) Go benchmarks"
 go test -run '^$' -bench . -benchmem ./internal/client/ ./internal/provider/ | grep -E '^(Benchmark|ok)'
 
@@ -125,8 +141,9 @@ check() { # LABEL VALUE TARGET CONDITION
 }
 echo "== summary (medians of $rounds rounds for (a))"
 check "(a) provider CPU" "${cpu_med}x floor" "target <= 2x" "$cpu_med <= 2"
-check "(a) provider memory" "${mem_med}x body" "target <= 8x" "$mem_med <= 8"
+check "(a) provider memory" "${mem_med}x body" "target <= 3x" "$mem_med <= 3"
 check "(b) wall time" "${wall_ratio}x ideal" "target <= 1.25x" "$wall_ratio <= 1.25"
 check "(b) 429 share" "${share}%" "target < 10%" "$share < 10"
 check "(b) errors" "$errors" "target 0" "$errors == 0 && $rate_rc == 0"
+check "(d) refusal memory" "${big_ratio}x limit" "target <= 1.5x" "$big_ratio <= 1.5 && $refused > 0 && $big_rc != 0"
 exit "$failed"

@@ -61,6 +61,7 @@ func main() {
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")
 	flag.DurationVar(&opts.Delay, "delay", 0, "delay before each answer")
+	flag.Int64Var(&opts.Oversize, "oversize", 0, "serve the list as a streamed JSON array of this many bytes, with no Content-Length")
 	flag.Parse()
 
 	host, _, err := net.SplitHostPort(*addr)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -60,6 +61,7 @@ type Client struct {
 	throttle *throttle
 	flights  singleflight.Group
 	redactor *Redactor
+	bodies   *semaphore.Weighted // MaxBodyBytes, shared by the reads in flight (budget.go)
 }
 
 // New builds a Client. It fails only on a configuration the provider should
@@ -85,7 +87,9 @@ func New(cfg Config) (*Client, error) {
 		cfg.MinWait = cfg.MaxWait
 	}
 
-	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: NewRedactor(cfg.Token)}
+	// The budget has a chunk to spare, so that one read can always reach
+	// the limit and be refused for it, rather than for the budget.
+	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: NewRedactor(cfg.Token), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
 	c.throttle = newThrottle(cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
 	transport := cfg.Transport

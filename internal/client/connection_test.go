@@ -3,12 +3,18 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
 // clientFor returns a client for any base address, with waits short enough
@@ -175,5 +181,71 @@ func TestGetProfile_checksTheRecordIsTheOneAskedFor(t *testing.T) {
 		case want == ErrWrongRecord && re.GotKey != "someone-else":
 			t.Errorf("GotKey = %q", re.GotKey)
 		}
+	}
+}
+
+// Bodies are read within the limit whether they announce their length or
+// not; one over it is refused, and a body cut short is an error.
+func TestReadBody_withinTheLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 3 * bodyChunk / 2
+	body := strings.Repeat("x", limit)
+	cases := map[string]struct {
+		length  int64
+		content string
+		want    error
+	}{
+		"announced":              {int64(len(body)), body, nil},
+		"not announced":          {-1, body, nil},
+		"not announced, small":   {-1, "[]", nil},
+		"empty":                  {0, "", nil},
+		"announced, too large":   {limit + 1, body + "x", ErrBodyTooLarge},
+		"unannounced, too large": {-1, body + "x", ErrBodyTooLarge},
+		"cut short":              {int64(len(body)), body[:100], io.ErrUnexpectedEOF},
+	}
+	for name, tc := range cases {
+		resp := &http.Response{ContentLength: tc.length, Body: io.NopCloser(strings.NewReader(tc.content))}
+		if tc.want == io.ErrUnexpectedEOF {
+			resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(tc.content), iotest.ErrReader(io.ErrUnexpectedEOF)))
+		}
+		got, err := readBody(resp, limit, &bodyBudget{sem: semaphore.NewWeighted(2 * limit), max: limit})
+		switch {
+		case tc.want != nil && !errors.Is(err, tc.want):
+			t.Errorf("%s: err = %v, want %v", name, err, tc.want)
+		case tc.want == nil && (err != nil || string(got) != tc.content):
+			t.Errorf("%s: %d bytes, err %v", name, len(got), err)
+		}
+	}
+}
+
+// A list streamed far past the limit is refused as too large.
+func TestListProfiles_refusesAnOversizedBody(t *testing.T) {
+	t.Parallel()
+	c, _ := standinClient(t, 1, standin.Options{Oversize: 8 << 20}, func(c *Config) { c.MaxBodyBytes = 2 << 20 })
+	_, err := c.ListProfiles(context.Background())
+	if !errors.Is(err, ErrBodyTooLarge) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Reads in flight share one budget: while one holds most of it, another
+// large read is refused at once, and the budget is whole again after.
+func TestBodyBudget_isSharedByReadsInFlight(t *testing.T) {
+	t.Parallel()
+	c := clientFor(t, "https://api.example.com/api/v1", func(c *Config) { c.MaxBodyBytes = 4 << 20 })
+	first, done := c.withBodyBudget(context.Background())
+	if err := budgetFrom(first, c).take(3 << 20); err != nil {
+		t.Fatal(err)
+	}
+	second, done2 := c.withBodyBudget(context.Background())
+	if err := budgetFrom(second, c).take(3 << 20); !errors.Is(err, ErrBodyTooLarge) {
+		t.Errorf("second large read: err = %v", err)
+	}
+	done2()
+	done()
+	third, done3 := c.withBodyBudget(context.Background())
+	defer done3()
+	if err := budgetFrom(third, c).take(4 << 20); err != nil {
+		t.Errorf("after both returned: %v", err)
 	}
 }

@@ -94,20 +94,27 @@ func findArray(obj map[string]json.RawMessage) (profiles []Profile, found bool, 
 // array is not one of profiles (its first element has no profile_key); an
 // empty array is ok.
 func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
-	elems := elements(raw)
-	profiles = make([]Profile, 0, len(elems))
-	for i, elem := range elems {
-		key, has, err := profileKey(elem)
-		if err != nil {
-			return nil, false, shapeError(fmt.Sprintf("element %d: %v", i, err))
+	// Counted first, so that the profiles are allocated once, at their size.
+	profiles = make([]Profile, 0, eachElement(raw, func([]byte) bool { return true }))
+	ok = true
+	eachElement(raw, func(elem []byte) bool {
+		i := len(profiles)
+		key, has, kerr := profileKey(elem)
+		switch {
+		case kerr != nil:
+			err = shapeError(fmt.Sprintf("element %d: %v", i, kerr))
+		case !has && i == 0:
+			ok = false
+		case !has:
+			err = shapeError(fmt.Sprintf("element %d has no %s although the ones before it do", i, keyField))
+		default:
+			profiles = append(profiles, Profile{Key: key, Raw: elem})
+			return true
 		}
-		if !has {
-			if i == 0 {
-				return nil, false, nil
-			}
-			return nil, false, shapeError(fmt.Sprintf("element %d has no %s although the ones before it do", i, keyField))
-		}
-		profiles = append(profiles, Profile{Key: key, Raw: elem})
+		return false
+	})
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	return profiles, true, nil
 }

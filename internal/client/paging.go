@@ -26,6 +26,7 @@ type List struct {
 	Profiles   []Profile        // sorted by Key in byte order, keys unique
 	Warnings   []string         // things the user should know that do not make the list short
 	Incomplete *IncompleteError // non-nil when the list may be short
+	Bytes      int64            // the size of the bodies the profiles were read from
 }
 
 // IncompleteError says why a list may be short. ListProfiles returns it in
@@ -73,7 +74,9 @@ const maxEmptyPages = 5
 func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	p := &pager{c: c, index: map[string]int{}, requested: map[string]bool{}}
+	ctx, done := c.withBodyBudget(ctx)
+	defer done()
+	p := &pager{c: c, requested: map[string]bool{}}
 	incomplete, err := p.run(ctx)
 	if err != nil {
 		return nil, err
@@ -81,25 +84,34 @@ func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 	p.list.Incomplete = incomplete
 	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
 	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts)...)
-	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles)...)
+	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index)...)
 	return &p.list, nil
 }
 
 // nfcWarnings names the keys that are not in Unicode NFC. Terraform rewrites
 // every string to NFC, so such a key reaches state in another spelling than
 // the service's; and two keys that differ only in normalisation become one.
-func nfcWarnings(profiles []Profile) []string {
+func nfcWarnings(profiles []Profile, index map[string]int) []string {
 	var changed []string
-	byNFC := map[string][]string{}
 	for _, p := range profiles {
 		if !norm.NFC.IsNormalString(p.Key) {
 			changed = append(changed, p.Key)
 		}
-		n := norm.NFC.String(p.Key)
-		byNFC[n] = append(byNFC[n], p.Key)
 	}
 	if len(changed) == 0 {
 		return nil
+	}
+	// Only a key that changes can meet another: group the changed keys by
+	// their NFC spelling, with the listed key already spelled so, if any.
+	byNFC := map[string][]string{}
+	for _, k := range changed {
+		n := norm.NFC.String(k)
+		if byNFC[n] == nil {
+			if _, ok := index[n]; ok {
+				byNFC[n] = []string{n}
+			}
+		}
+		byNFC[n] = append(byNFC[n], k)
 	}
 	w := fmt.Sprintf("Terraform stores every string in Unicode NFC, and %d profile_key value(s) from the service are not: %s. "+
 		"In state they take their NFC spelling (and so do their raw_json records); browserprofile_profile still reads each of them "+
@@ -318,6 +330,11 @@ func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError 
 // so that a service repeating a large page cannot make the client hold every
 // copy; the bytes held stay within the body limit.
 func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
+	if p.index == nil {
+		// Sized by the first page, which is often the whole list.
+		p.index = make(map[string]int, len(ps))
+		p.list.Profiles = make([]Profile, 0, len(ps))
+	}
 	repeats := false
 	for _, q := range ps {
 		if _, ok := p.index[q.Key]; ok {
@@ -344,6 +361,7 @@ func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 	if !repeats && fresh > 0 {
 		p.retained += int64(len(body))
 	}
+	p.list.Bytes = p.retained
 	if p.retained > p.c.cfg.MaxBodyBytes {
 		return fresh, fmt.Errorf("the list's pages together hold more than %d bytes", p.c.cfg.MaxBodyBytes)
 	}

@@ -17,6 +17,8 @@ func (c *Client) GetProfile(ctx context.Context, key string) (Profile, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
+	ctx, done := c.withBodyBudget(ctx)
+	defer done()
 	u := profileURL(c.base, key)
 	resp, err := c.get(ctx, u)
 	if err != nil {

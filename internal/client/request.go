@@ -101,9 +101,10 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	// The body is read inside the retry loop, so that a connection dropped
 	// halfway through a body is retried like one dropped before it.
 	var body []byte
+	budget := budgetFrom(ctx, c)
 	req.SetResponseHandler(func(resp *http.Response) error {
 		var err error
-		body, err = readBody(resp, c.cfg.MaxBodyBytes)
+		body, err = readBody(resp, c.cfg.MaxBodyBytes, budget)
 		return err
 	})
 
@@ -178,22 +179,94 @@ func (c *Client) shapeError(u *url.URL, resp *response, cause error) *RequestErr
 		RequestID: c.redactor.Quote(requestID(resp.header)), Excerpt: excerpt(resp.body, c.redactor), Cause: redactedError(cause, c.redactor)}
 }
 
-// readBody reads a whole body, refusing one over limit bytes.
-func readBody(resp *http.Response, limit int64) ([]byte, error) {
+// readBody reads a whole body, refusing one over limit bytes. Memory stays
+// close to the body: a body that announces its length is read into one
+// buffer of that size (one that announces more than the limit is refused
+// unread); one that does not is read in chunks and joined once at the end,
+// so that refusing an oversized body never holds more than the limit and a
+// chunk, and no buffer is ever doubled past what arrived.
+func readBody(resp *http.Response, limit int64, budget *bodyBudget) (body []byte, err error) {
 	defer resp.Body.Close()
-	var buf bytes.Buffer
+	mark := budget.mark()
+	defer func() {
+		if err != nil {
+			budget.releaseSince(mark) // this attempt's body is dropped
+		}
+	}()
 	if n := resp.ContentLength; n > limit {
 		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrBodyTooLarge, n, limit)
-	} else if n > 0 {
-		buf.Grow(int(n) + bytes.MinRead)
+	} else if n >= 0 {
+		if err := budget.take(n + 1); err != nil {
+			return nil, err
+		}
+		// One byte more than announced, to see the end.
+		buf := make([]byte, n+1)
+		got, err := fill(resp.Body, buf)
+		switch {
+		case err != nil:
+			return nil, err // a connection dropped mid-body is retried
+		case int64(got) < n:
+			return nil, io.ErrUnexpectedEOF
+		case int64(got) == n:
+			return buf[:got], nil
+		}
+		// Longer than announced: read on, in chunks, within the limit.
+		return readChunks(io.MultiReader(bytes.NewReader(buf), resp.Body), limit, budget)
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1)); err != nil {
-		return nil, err
+	return readChunks(resp.Body, limit, budget)
+}
+
+// fill reads into buf until it is full or the body ends; the end is not an
+// error, a dropped connection is.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
 	}
-	if int64(buf.Len()) > limit {
-		return nil, fmt.Errorf("%w: limit %d bytes", ErrBodyTooLarge, limit)
+	return n, nil
+}
+
+// bodyChunk is the unit in which a body of unknown length is read.
+const bodyChunk = 1 << 20
+
+func readChunks(r io.Reader, limit int64, budget *bodyBudget) ([]byte, error) {
+	var chunks [][]byte
+	var total int64
+	for {
+		size := min(bodyChunk, limit+1-total)
+		if err := budget.take(size); err != nil {
+			return nil, err
+		}
+		chunk := make([]byte, size)
+		n, err := fill(r, chunk)
+		if err != nil {
+			return nil, err
+		}
+		chunks = append(chunks, chunk[:n])
+		total += int64(n)
+		if total > limit {
+			return nil, fmt.Errorf("%w: limit %d bytes", ErrBodyTooLarge, limit)
+		}
+		if n < len(chunk) {
+			break
+		}
 	}
-	return buf.Bytes(), nil
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	body := make([]byte, 0, total)
+	for i, c := range chunks {
+		body = append(body, c...)
+		chunks[i] = nil
+	}
+	return body, nil
 }
 
 // looksLikeJSON checks the first significant byte; decoding finds the rest.

@@ -12,22 +12,26 @@ import (
 // reads only the profile_key of each record. Every function here assumes
 // valid JSON and never reads past the end of its input.
 
-// elements returns the values of the JSON array raw.
-func elements(raw []byte) [][]byte {
+// eachElement calls fn with each value of the JSON array raw, until fn
+// returns false, and returns how many it called fn with.
+func eachElement(raw []byte, fn func(elem []byte) bool) int {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
-		return nil
+		return 0
 	}
-	var out [][]byte
+	n := 0
 	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != ']'; {
 		end := skipValue(raw, i)
-		out = append(out, raw[i:end])
+		n++
+		if !fn(raw[i:end]) {
+			return n
+		}
 		i = skipSpace(raw, end)
 		if i < len(raw) && raw[i] == ',' {
 			i = skipSpace(raw, i+1)
 		}
 	}
-	return out
+	return n
 }
 
 // eachField calls fn with each member of the JSON object raw, its name as

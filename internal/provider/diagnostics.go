@@ -100,7 +100,9 @@ func (d *providerData) explain(err error) (summary, advice string) {
 			"scheme, host and port. The provider does not follow it, so the token never leaves for another host. " +
 			"Set base_url to the address the API is really served from."
 	case errors.Is(err, client.ErrBodyTooLarge):
-		return "The response is too large", "The body exceeded the provider's size limit. Check that base_url is the API's address."
+		return "The response is too large", fmt.Sprintf("The body (a list's pages together) is larger than max_response_megabytes (%d MB), "+
+			"so it was refused without being held in memory. Check that base_url is the API's address; if the list really is that "+
+			"large, raise max_response_megabytes.", d.maxResponseMB)
 	case errors.Is(err, client.ErrUnexpectedShape):
 		return "The response has a shape the provider does not understand", "The body is JSON, but neither a profile nor a list of " +
 			"profiles carrying profile_key was found in it. Check that base_url is the API's address; if it is, please report this with the excerpt above."

@@ -66,6 +66,7 @@ type BrowserProfileProviderModel struct {
 	MaxWaitSeconds        types.Int64   `tfsdk:"max_wait_seconds"`
 	RequestTimeoutSeconds types.Int64   `tfsdk:"request_timeout_seconds"`
 	MaxConcurrentRequests types.Int64   `tfsdk:"max_concurrent_requests"`
+	MaxResponseMegabytes  types.Int64   `tfsdk:"max_response_megabytes"`
 	RequestsPerSecond     types.Float64 `tfsdk:"requests_per_second"`
 	AllowIncompleteList   types.Bool    `tfsdk:"allow_incomplete_list"`
 	Paging                types.Object  `tfsdk:"paging"`
@@ -146,6 +147,13 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				MarkdownDescription: fmt.Sprintf("The overall deadline of one read, retries and pages included. Default `%d`.", int(client.DefaultTimeout.Seconds())),
 				Optional:            true,
 				Validators:          []validator.Int64{int64validator.Between(1, 3600)},
+			},
+			"max_response_megabytes": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("The largest response body the provider reads, and so the most memory one read holds: "+
+					"a larger one is refused with an error that names this setting, and refusing it costs at most this much memory. "+
+					"A list's pages count together. Default `%d`.", client.DefaultMaxBodyBytes>>20),
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(1, 4096)},
 			},
 			"max_concurrent_requests": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("The most requests this provider block has in flight at once. Default `%d`.", client.DefaultMaxConcurrent),
@@ -239,7 +247,8 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 	tflog.Info(ctx, "configured browserprofile provider", map[string]any{
 		"environment": settings.environment, "base_url": c.BaseURL(),
 	})
-	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL(), allowIncomplete: settings.allowIncomplete}
+	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL(), allowIncomplete: settings.allowIncomplete,
+		maxResponseMB: settings.client.MaxBodyBytes >> 20}
 	resp.DataSourceData = data
 	p.configured.Store(data)
 }
@@ -258,6 +267,7 @@ type providerData struct {
 	environment     string
 	baseURL         string
 	allowIncomplete bool
+	maxResponseMB   int64
 }
 
 // settings is a resolved provider block.
@@ -288,6 +298,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		{cfg.MaxWaitSeconds, "max_wait_seconds", ""},
 		{cfg.RequestTimeoutSeconds, "request_timeout_seconds", ""},
 		{cfg.MaxConcurrentRequests, "max_concurrent_requests", ""},
+		{cfg.MaxResponseMegabytes, "max_response_megabytes", ""},
 		{cfg.AllowIncompleteList, "allow_incomplete_list", ""},
 		{cfg.Paging, "paging", ""},
 	} {
@@ -357,6 +368,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	s.client.MaxWait = time.Duration(int64Or(cfg.MaxWaitSeconds, int64(client.DefaultMaxWait/time.Second))) * time.Second
 	s.client.Timeout = time.Duration(int64Or(cfg.RequestTimeoutSeconds, int64(client.DefaultTimeout/time.Second))) * time.Second
 	s.client.MaxConcurrent = int(int64Or(cfg.MaxConcurrentRequests, client.DefaultMaxConcurrent))
+	s.client.MaxBodyBytes = int64Or(cfg.MaxResponseMegabytes, client.DefaultMaxBodyBytes>>20) << 20
 	if s.client.MinWait > s.client.MaxWait {
 		diags.AddAttributeError(path.Root("min_wait_seconds"), "min_wait_seconds exceeds max_wait_seconds",
 			"The first back-off wait cannot be longer than the longest wait.")

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,6 +17,10 @@ import (
 // list serves GET /browsers: the whole list in the configured shape, or one
 // page in the configured paging mode.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) {
+	if s.opts.Oversize > 0 {
+		streamOversize(w, s.opts.Oversize)
+		return
+	}
 	var body []byte
 	if s.opts.Paging == "" || s.opts.PageSize <= 0 {
 		body = s.listBody(env.Profiles, len(env.Profiles), map[string]any{})
@@ -39,6 +44,27 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) 
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
+}
+
+// streamOversize writes a JSON array of generated records of about size
+// bytes, chunked, a record at a time.
+func streamOversize(w http.ResponseWriter, size int64) {
+	w.Header().Set("Content-Type", "application/json")
+	var written int64
+	n, _ := io.WriteString(w, "[")
+	written += int64(n)
+	for i := 0; written < size; i++ {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		n, err := fmt.Fprintf(w, `%s{"profile_key":"bp_big_%09d","pad":"%0200d"}`, sep, i, 0)
+		if err != nil {
+			return // the client refused the body and went
+		}
+		written += int64(n)
+	}
+	io.WriteString(w, "]")
 }
 
 // PagingMode is one way of paging a list, modelled on a public API's.

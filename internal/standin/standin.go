@@ -67,6 +67,9 @@ type Options struct {
 	ErrorObject   bool // a single read answers 200 with an error object
 	RedirectLoop  bool // every API request is redirected to itself
 	HugeRequestID bool // every answer carries a 900 KB X-Request-Id
+	// Oversize makes the list a JSON array of this many bytes, streamed
+	// without a Content-Length and never held in memory.
+	Oversize int64
 }
 
 // Server is the stand-in's http.Handler. Its counters serve the tests.
