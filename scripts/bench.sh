@@ -10,10 +10,13 @@
 #      goal; the process's own ~21 MB and the state's copy in the protocol
 #      answer put the floor near 3x, see the README).
 #  (b) rate limit: a plan of the list plus 300 browserprofile_profile against
-#      the stand-in limited to 50 requests/s with Retry-After, no rate set in
-#      the provider block. Targets: no error, wall time <= 1.25x the ideal
-#      (max of requests / rate and the same plan unthrottled), < 10% of the
-#      requests answered 429.
+#      the stand-in limited to 50 requests/s, no rate set in the provider
+#      block, under each limiter real services use: token buckets with bursts
+#      of 1, 10 and 50 and Retry-After rounded up to whole seconds, the same
+#      with Retry-After as an HTTP date and with none, and a fixed window of
+#      50 per wall-clock second. Targets (issue #10): no error, wall time
+#      <= 1.1x the ideal (max of requests / rate and the same plan
+#      unthrottled), < 2% of the requests answered 429, for the worst limiter.
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
 #  (d) refusing an oversized body: a list streamed past the 256 MiB limit
 #      with no Content-Length. Target: provider peak memory <= 1.5x the limit.
@@ -98,25 +101,40 @@ stop_standin
 cpu_med=$(cut -d' ' -f1 "$tmp/ratios" | median)
 mem_med=$(cut -d' ' -f2 "$tmp/ratios" | median)
 
-echo "== (b) 301 reads against a 50 requests/s limit"
+echo "== (b) 301 reads against limits of 50 requests/s"
 start_standin "$tmp" -generate 300
 s=$(now); "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; exit 1; }
 free_wall=$(echo "$(now) - $s" | bc)
 stop_standin
 free_requests=$(awk '/^standin:/ {print $2}' "$tmp/standin.log")
 
-start_standin "$tmp" -generate 300 -rate-limit 50
-s=$(now); rate_rc=0
-"$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rate_rc=$?
-rate_wall=$(echo "$(now) - $s" | bc)
-stop_standin
-read -r requests limited < <(awk '/^standin:/ {print $2, $4}' "$tmp/standin.log")
-ideal=$(echo "scale=3; r = $free_requests / 50; if (r > $free_wall) r else $free_wall" | bc)
-wall_ratio=$(echo "scale=2; $rate_wall / $ideal" | bc)
-share=$(echo "scale=1; 100 * $limited / $requests" | bc)
-errors=$(grep -c '^Error' "$tmp/plan.log" || true)
-printf '  unthrottled: %d requests in %.2fs | limited: %d requests, %d answered 429 (%s%%), %.2fs, %d errors | ideal %.2fs, wall %sx ideal\n' \
-  "$free_requests" "$free_wall" "$requests" "$limited" "$share" "$rate_wall" "$errors" "$ideal" "$wall_ratio"
+worst_ratio=0 worst_share=0 errors=0 rate_rc=0
+while IFS='|' read -r name flags; do
+  # shellcheck disable=SC2086
+  start_standin "$tmp" -generate 300 -rate-limit 50 $flags
+  s=$(now); rc=0
+  "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rc=$?
+  rate_wall=$(echo "$(now) - $s" | bc)
+  stop_standin
+  read -r requests limited < <(awk '/^standin:/ {print $2, $4}' "$tmp/standin.log")
+  ideal=$(echo "scale=3; f = $free_requests / 50; if (f > $free_wall) f else $free_wall" | bc)
+  wall_ratio=$(echo "scale=2; $rate_wall / $ideal" | bc)
+  share=$(echo "scale=1; 100 * $limited / $requests" | bc)
+  errs=$(grep -c '^Error' "$tmp/plan.log" || true)
+  printf '  %-34s %d requests, %d answered 429 (%s%%), %.2fs, %d errors: wall %sx ideal\n' \
+    "$name:" "$requests" "$limited" "$share" "$rate_wall" "$errs" "$wall_ratio"
+  worst_ratio=$(echo "if ($wall_ratio > $worst_ratio) $wall_ratio else $worst_ratio" | bc)
+  worst_share=$(echo "if ($share > $worst_share) $share else $worst_share" | bc)
+  errors=$((errors + errs)); [ "$rc" = 0 ] || rate_rc=$rc
+done <<'LIMITERS'
+bucket, burst 1|-rate-burst 1
+bucket, burst 10|-rate-burst 10
+bucket, burst 50|-rate-burst 50
+bucket, burst 10, Retry-After date|-rate-burst 10 -retry-after date
+bucket, burst 10, no Retry-After|-rate-burst 10 -retry-after none
+fixed window of 50 per second|-rate-window
+LIMITERS
+printf '  unthrottled: %d requests in %.2fs; ideal %.2fs\n' "$free_requests" "$free_wall" "$(echo "f = $free_requests / 50; if (f > $free_wall) f else $free_wall" | bc -l)"
 
 echo "== (d) an oversized body refused"
 start_standin "$tmp" -oversize $((300 << 20))
@@ -142,8 +160,8 @@ check() { # LABEL VALUE TARGET CONDITION
 echo "== summary (medians of $rounds rounds for (a))"
 check "(a) provider CPU" "${cpu_med}x floor" "target <= 2x" "$cpu_med <= 2"
 check "(a) provider memory" "${mem_med}x body" "target <= 3x" "$mem_med <= 3"
-check "(b) wall time" "${wall_ratio}x ideal" "target <= 1.25x" "$wall_ratio <= 1.25"
-check "(b) 429 share" "${share}%" "target < 10%" "$share < 10"
+check "(b) worst wall time" "${worst_ratio}x ideal" "target <= 1.1x" "$worst_ratio <= 1.1"
+check "(b) worst 429 share" "${worst_share}%" "target < 2%" "$worst_share < 2"
 check "(b) errors" "$errors" "target 0" "$errors == 0 && $rate_rc == 0"
 check "(d) refusal memory" "${big_ratio}x limit" "target <= 1.5x" "$big_ratio <= 1.5 && $refused > 0 && $big_rc != 0"
 exit "$failed"

@@ -458,3 +458,26 @@ func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
 		t.Errorf("%d of %d requests answered 429", limited, total)
 	}
 }
+
+// The first 429s can come before anything was accepted (a burst of one, and
+// several requests in flight): the pace then starts from one request per
+// slot a second, not from nothing. And after a quiet spell it grows by one
+// step, not by every step the time would allow.
+func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+	for range 8 {
+		th.observe(refused)
+	}
+	if got := th.limiter.Limit(); got != 8 {
+		t.Fatalf("pace after a first moment of refusals = %v, want 8 per second", got)
+	}
+	th.grow(th.lastGrowth.Add(10 * time.Second))
+	if got := th.limiter.Limit(); got != 8*fastGrowth {
+		t.Errorf("pace after a quiet spell = %v, want one step to %v", got, 8*fastGrowth)
+	}
+	if th.pausedUntil.After(time.Now().Add(2 * time.Second)) {
+		t.Errorf("the pause outlasts the Retry-After: until %v", th.pausedUntil)
+	}
+}

@@ -14,10 +14,19 @@ import (
 // limit, so the client never hammers: every attempt (retries and redirects
 // included) passes through one throttle per provider block, which
 //   - caps the requests in flight,
-//   - holds every request back while the service has asked for a pause
-//     (Retry-After on a 429), not only the one that was refused,
-//   - and, after the first 429, paces requests at the rate the service was
-//     seen to accept, creeping back up while it keeps accepting them.
+//   - after the service's first 429, paces requests at the rate it was seen
+//     to accept, and follows that rate up while the service keeps accepting
+//     and down when it refuses again,
+//   - and holds every request back while the service asks for a real pause
+//     (a Retry-After longer than a rounding), not only the one refused.
+//
+// Services limit with token buckets (a rate, and a burst they allow on top)
+// or fixed windows, and round Retry-After up to whole seconds, so a 429 says
+// little about how long to wait: "Retry-After: 1" often means 20 ms. The
+// first 429 comes when the burst is spent, so the rate accepted until then
+// overstates the limit by the burst: the pace starts below it and grows
+// quickly until the next 429, which is measured over a window the burst no
+// longer fills; from then on it grows gently around that rate.
 //
 // A user-set requests-per-second ceiling caps the pace from the start.
 type throttle struct {
@@ -25,18 +34,28 @@ type throttle struct {
 	ceiling rate.Limit // rate.Inf when the user set none
 	maxWait time.Duration
 
-	mu           sync.Mutex
-	limiter      *rate.Limiter
-	pausedUntil  time.Time
-	lastChange   time.Time // of the pace, either way
-	lastDecrease time.Time
-	accepted     []time.Time // times of accepted requests within the last window
+	mu          sync.Mutex
+	limiter     *rate.Limiter
+	pausedUntil time.Time
+	first       time.Time   // of the first response
+	lastEvent   time.Time   // of the last 429 that lowered the pace
+	lastGrowth  time.Time   // of the last increase
+	known       rate.Limit  // the rate accepted when the service last refused; 0 before
+	accepted    []time.Time // times of accepted requests within the last window
+	refused     []time.Time // times of 429s within the last window
 }
 
 const (
-	throttleWindow  = time.Second
-	throttleBackoff = 0.7  // multiplicative decrease on a further 429
-	throttleGrowth  = 1.05 // multiplicative increase per window without one
+	throttleWindow = time.Second            // over which the accepted rate is measured
+	minMeasure     = 250 * time.Millisecond // the shortest span a rate is measured over
+	eventGap       = 250 * time.Millisecond // 429s closer than this are one event (already in flight)
+	stormCount     = 4                      // 429s within a window that make every request wait out Retry-After
+	growthStep     = 200 * time.Millisecond // between increases
+	firstCut       = 0.7                    // of the rate accepted until the first 429, burst included
+	settle         = 0.95                   // of the rate accepted when the service refused
+	fastGrowth     = 1.25                   // per step, below settle × known
+	slowGrowth     = 1.01                   // per step, around known
+	roundingPause  = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -67,6 +86,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		limiter := t.limiter
 		t.mu.Unlock()
 		if wait <= 0 {
+			t.grow(time.Now())
 			if err := pace(ctx, limiter); err != nil {
 				release()
 				return nil, err
@@ -112,44 +132,74 @@ func (t *throttle) observe(resp *http.Response) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.first.IsZero() {
+		t.first = now
+	}
 	t.accepted = trimBefore(t.accepted, now.Add(-throttleWindow))
 
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.accepted = append(t.accepted, now)
-		if t.limiter.Limit() < t.ceiling && now.Sub(t.lastChange) >= throttleWindow {
-			t.setLimit(min(t.limiter.Limit()*throttleGrowth, t.ceiling), now)
-		}
 		return
 	}
 
-	// 429s that arrive within one window of the last decrease belong to the
-	// same event: those requests were already in flight. Only a new event
-	// lowers the pace: the first to the rate just seen accepted, later ones
-	// by a constant factor.
-	if now.Sub(t.lastDecrease) >= throttleWindow {
-		t.lastDecrease = now
-		next := t.limiter.Limit() * throttleBackoff
+	t.refused = append(trimBefore(t.refused, now.Add(-throttleWindow)), now)
+	// 429s within eventGap of the last decrease belong to the same event:
+	// those requests were already in flight.
+	if now.Sub(t.lastEvent) >= eventGap {
+		span := max(min(now.Sub(t.first), throttleWindow), minMeasure)
+		measured := rate.Limit(float64(len(t.accepted)) / span.Seconds())
+		next := settle * measured
 		if t.limiter.Limit() == rate.Inf {
-			next = rate.Limit(max(len(t.accepted), 1)) / rate.Limit(throttleWindow.Seconds())
+			// When every request of the first moment was refused, nothing
+			// was measured: start from one request per slot a second.
+			next = max(firstCut*measured, rate.Limit(cap(t.slots)))
+		} else if measured > 0 {
+			t.known = measured
+		} else {
+			next = t.limiter.Limit() / 2 // nothing accepted for a window: halve
 		}
+		t.lastEvent = now
 		t.setLimit(min(next, t.ceiling), now)
 	}
+	// The refused request waits out Retry-After itself (backoff). Others
+	// are held back too for a pause longer than a rounding, and whenever
+	// 429s come thick (the pace is far off, a storm must not go on); without
+	// Retry-After, for a window. A pause longer than the provider waits fails
+	// the request at once (checkRetry) and must not stall the others meanwhile.
 	wait, ok := retryAfter(resp.Header, now)
 	if !ok {
 		wait = min(throttleWindow, t.maxWait)
 	}
-	if wait <= t.maxWait {
-		// A longer Retry-After fails the request at once (checkRetry); it
-		// must not stall the others meanwhile.
+	if (wait > roundingPause || len(t.refused) >= stormCount) && wait <= t.maxWait {
 		if until := now.Add(wait); until.After(t.pausedUntil) {
 			t.pausedUntil = until
 		}
 	}
 }
 
+// grow raises the pace by one step when a step's time has passed without a
+// 429 since the last change: quickly below the rate the service last
+// accepted, gently around it. It runs as requests wait for the pace, so that
+// a pace set too low recovers even when few responses come back, and never
+// by more than one step at once: after a quiet spell (requests sleeping out
+// a Retry-After) the pace must not jump.
+func (t *throttle) grow(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	limit := t.limiter.Limit()
+	if limit >= t.ceiling || now.Sub(t.lastGrowth) < growthStep || now.Sub(t.lastEvent) < growthStep {
+		return
+	}
+	factor := rate.Limit(fastGrowth)
+	if t.known > 0 && limit >= settle*t.known {
+		factor = slowGrowth
+	}
+	t.setLimit(min(limit*factor, t.ceiling), now)
+}
+
 func (t *throttle) setLimit(l rate.Limit, now time.Time) {
 	t.limiter.SetLimitAt(now, max(l, 0.1))
-	t.lastChange = now
+	t.lastGrowth = now
 }
 
 // trimBefore drops the times before cutoff from the sorted slice ts.

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,15 +49,25 @@ type Options struct {
 	Paging   string
 	PageSize int
 
-	RateLimit  float64 // requests per second accepted; above it 429 with Retry-After
-	RetryAfter string  // fixed Retry-After value on 429s, instead of the computed one
-	LimitEvery int     // every Nth request answers 429 with Retry-After (RetryAfter, or 1)
-	FailEvery  int     // every Nth request answers 503 with a proxy's HTML page
-	ResetEvery int     // every Nth request has its connection dropped
-	Delay      time.Duration
-	Truncate   bool   // list bodies are cut off halfway
-	RedirectTo string // every API request is redirected to this origin, same path
-	EchoToken  bool   // 401s quote the Authorization header, as careless proxies do
+	RateLimit float64 // requests per second accepted; above it 429 with Retry-After
+	// RateBurst is the token bucket's size (default: RateLimit, one second's
+	// worth). Real services allow bursts of a few requests to a few dozen.
+	RateBurst int
+	// RateWindow counts RateLimit requests per wall-clock second (a fixed
+	// window) instead of a token bucket.
+	RateWindow bool
+	// RetryAfterForm is how a 429 says when to come back: "seconds" (the
+	// default, rounded up to whole seconds, as most services do), "date"
+	// (an HTTP date, so whole seconds too) or "none".
+	RetryAfterForm string
+	RetryAfter     string // fixed Retry-After value on 429s, instead of the computed one
+	LimitEvery     int    // every Nth request answers 429 with Retry-After (RetryAfter, or 1)
+	FailEvery      int    // every Nth request answers 503 with a proxy's HTML page
+	ResetEvery     int    // every Nth request has its connection dropped
+	Delay          time.Duration
+	Truncate       bool   // list bodies are cut off halfway
+	RedirectTo     string // every API request is redirected to this origin, same path
+	EchoToken      bool   // 401s quote the Authorization header, as careless proxies do
 	// EchoAs makes 401s echo the token as careless services and proxies have
 	// been seen to: "base64", "url", "json" (escaped, \/ included), "html",
 	// "header" (in X-Request-Id), "status" (as the status line, which the
@@ -77,6 +88,7 @@ type Server struct {
 	opts    Options
 	mux     *http.ServeMux
 	limiter *rate.Limiter
+	window  fixedWindow
 
 	Requests atomic.Int64 // requests received
 	Limited  atomic.Int64 // requests answered 429
@@ -86,8 +98,12 @@ type Server struct {
 // New returns a stand-in serving opts.
 func New(opts Options) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux()}
-	if opts.RateLimit > 0 {
-		s.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), max(1, int(opts.RateLimit)))
+	if opts.RateLimit > 0 && !opts.RateWindow {
+		burst := opts.RateBurst
+		if burst <= 0 {
+			burst = max(1, int(opts.RateLimit))
+		}
+		s.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), burst)
 	}
 	for i := range opts.Environments {
 		env := &opts.Environments[i]
@@ -123,12 +139,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.limiter != nil {
 		if res := s.limiter.Reserve(); res.Delay() > 0 {
 			res.Cancel()
-			s.tooMany(w, strconv.Itoa(int(math.Ceil(res.Delay().Seconds()))))
+			s.tooMany(w, res.Delay())
+			return
+		}
+	}
+	if s.opts.RateWindow && s.opts.RateLimit > 0 {
+		if wait, ok := s.window.take(time.Now(), int(s.opts.RateLimit)); !ok {
+			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.LimitEvery > 0 && n%int64(s.opts.LimitEvery) == 0 {
-		s.tooMany(w, "1")
+		s.tooMany(w, time.Second)
 		return
 	}
 	if s.opts.ResetEvery > 0 && n%int64(s.opts.ResetEvery) == 0 {
@@ -157,14 +179,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// tooMany answers 429 with Retry-After: the configured value, or retry.
-func (s *Server) tooMany(w http.ResponseWriter, retry string) {
+// tooMany answers 429, saying when to come back in the configured form:
+// the wait rounded up to whole seconds, as an HTTP date, or not at all; or
+// the configured fixed value.
+func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 	s.Limited.Add(1)
-	if s.opts.RetryAfter != "" {
-		retry = s.opts.RetryAfter
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	switch {
+	case s.opts.RetryAfter != "":
+		w.Header().Set("Retry-After", s.opts.RetryAfter)
+	case s.opts.RetryAfterForm == "date":
+		w.Header().Set("Retry-After", time.Now().Add(time.Duration(secs)*time.Second).UTC().Format(http.TimeFormat))
+	case s.opts.RetryAfterForm == "none":
+	default:
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	w.Header().Set("Retry-After", retry)
 	writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
+}
+
+// fixedWindow counts requests per wall-clock second.
+type fixedWindow struct {
+	mu    sync.Mutex
+	start time.Time
+	used  int
+}
+
+// take counts one request; when the window's limit is spent it returns
+// how long until the next window.
+func (f *fixedWindow) take(now time.Time, limit int) (time.Duration, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sec := now.Truncate(time.Second); !sec.Equal(f.start) {
+		f.start, f.used = sec, 0
+	}
+	if f.used >= limit {
+		return f.start.Add(time.Second).Sub(now), false
+	}
+	f.used++
+	return 0, true
 }
 
 // withEnv checks the bearer token of env.
