@@ -285,3 +285,19 @@ func TestListProfiles_namesKeysOutsideNFC(t *testing.T) {
 		t.Errorf("ServiceSpelling of a key spelled alike = %q", got)
 	}
 }
+
+// Two keys that differ only in invalid UTF-8 become one when the invalid
+// bytes are replaced: the warning says so, rather than blaming pages.
+func TestListProfiles_keysCollapsedByInvalidUTF8AreExplained(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("[{\"profile_key\":\"k\xff\",\"n\":1},{\"profile_key\":\"k\xfe\",\"n\":2}]"))
+	})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || len(list.Profiles) != 1 || len(list.Warnings) != 1 {
+		t.Fatalf("profiles %d, warnings %q, err %v", len(list.Profiles), list.Warnings, err)
+	}
+	if w := list.Warnings[0]; !strings.Contains(w, "twice with different records") || !strings.Contains(w, "invalid UTF-8") || strings.Contains(w, "overlapping") {
+		t.Errorf("warning %q", w)
+	}
+}
