@@ -149,9 +149,9 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				Validators:          []validator.Int64{int64validator.Between(1, 3600)},
 			},
 			"max_response_megabytes": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("The largest response body the provider reads, and so the most memory one read holds: "+
-					"a larger one is refused with an error that names this setting, and refusing it costs at most this much memory. "+
-					"A list's pages count together. Default `%d`.", client.DefaultMaxBodyBytes>>20),
+				MarkdownDescription: fmt.Sprintf("The largest response body the provider reads (a list's pages count together), and the "+
+					"memory budget the reads in flight of this provider block share: a body that would go past it is refused with an error "+
+					"that names this setting, holding at most this much memory. Default `%d`.", client.DefaultMaxBodyBytes>>20),
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.Between(1, 4096)},
 			},
