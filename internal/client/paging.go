@@ -2,10 +2,10 @@ package client
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -81,7 +81,7 @@ func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.list.Incomplete = incomplete
+	p.list.Incomplete, p.list.Bytes = incomplete, p.retained
 	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
 	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts)...)
 	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index)...)
@@ -150,9 +150,8 @@ type pager struct {
 	requested map[string]bool // addresses already requested
 	pages     int
 	emptyRun  int
-	pageBase  int    // what the service numbers its first page: 0 or 1
-	retained  int64  // bytes of the bodies the kept records hold on to
-	claim     string // what the last page claimed of what follows, in words
+	pageBase  int   // what the service numbers its first page: 0 or 1
+	retained  int64 // bytes of the bodies the kept records hold on to
 	dupes     int
 	conflicts []string // keys sent again with a different record
 }
@@ -174,33 +173,33 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 		}
 		fresh, tooLarge := p.keep(page.profiles, resp.body)
 		if tooLarge != nil {
-			return nil, &RequestError{Kind: ErrBodyTooLarge, Method: "GET", URL: p.c.display(u), Cause: tooLarge}
+			return nil, &RequestError{Kind: ErrBodyTooLarge, Method: http.MethodGet, URL: p.c.display(u), Cause: tooLarge}
 		}
 
 		var next *url.URL
+		var claim string
 		var stop *IncompleteError
-		p.claim = "a further page"
 		if p.c.cfg.Paging != nil {
-			next, stop = p.describedNext(resp)
+			next, claim, stop = p.describedNext(resp)
 		} else {
-			next, stop = p.conventionalNext(resp, page)
+			next, claim, stop = p.conventionalNext(resp, page)
 		}
 		switch {
 		case stop != nil:
 		case p.pages > 1 && len(page.profiles) > 0 && fresh == 0:
-			stop = p.incomplete(u, p.claim, fmt.Sprintf(
+			stop = p.incomplete(u, claim, fmt.Sprintf(
 				"page %d brought no profile_key that earlier pages had not (the service ignored the page or cursor parameter, or repeated a page), so paging had stalled", p.pages))
 		case len(page.profiles) == 0 && next != nil && p.emptyRun >= maxEmptyPages:
-			stop = p.incomplete(u, p.claim, fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1))
+			stop = p.incomplete(u, claim, fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1))
 		case next == nil:
 			return nil, nil
 		case !sameOrigin(p.c.base, next):
-			stop = p.incomplete(u, p.claim, fmt.Sprintf(
+			stop = p.incomplete(u, claim, fmt.Sprintf(
 				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", redactedOrigin(next)))
 		case p.requested[next.String()]:
-			stop = p.incomplete(u, p.claim, "the next page's address had been requested already (a paging loop)")
+			stop = p.incomplete(u, claim, "the next page's address had been requested already (a paging loop)")
 		case p.pages >= p.c.cfg.MaxPages:
-			stop = p.incomplete(u, p.claim, fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages))
+			stop = p.incomplete(u, claim, fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages))
 		}
 		if stop != nil {
 			return stop, nil
@@ -214,9 +213,14 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 	}
 }
 
+// noClaim is what a page claims of what follows when it says nothing but
+// where the next page is.
+const noClaim = "a further page"
+
 // conventionalNext finds the next page by the conventions of hints.go. It
-// returns the next address, or nil at the end, or why the list may be short.
-func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, *IncompleteError) {
+// returns the next address (nil at the end), what the page claimed of what
+// follows, and why the list may be short, if it may.
+func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, string, *IncompleteError) {
 	h := page.hints
 	h.readHeaderHints(resp.header)
 	if link := linkNext(resp.header); link != "" {
@@ -230,11 +234,6 @@ func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, *Inco
 	}
 
 	claim := ""
-	defer func() {
-		if claim != "" {
-			p.claim = claim
-		}
-	}()
 	switch {
 	case h.total != nil && *h.total > have:
 		claim = fmt.Sprintf("%d profiles", *h.total)
@@ -245,58 +244,63 @@ func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, *Inco
 	case h.isLast != nil && !*h.isLast:
 		claim = "more pages (this page is not the last)"
 	}
+	claimed := claim != ""
+	if !claimed {
+		claim = noClaim
+	}
 	if (h.hasMore != nil && !*h.hasMore) || (h.isLast != nil && *h.isLast) {
-		if claim != "" {
-			return nil, p.incomplete(resp.url, claim, "the service marked this page as the last")
+		if claimed {
+			return nil, claim, p.incomplete(resp.url, claim, "the service marked this page as the last")
 		}
-		return nil, nil
+		return nil, claim, nil
 	}
 
 	full := h.pageSize != nil && n > 0 && n >= *h.pageSize
-	more := claim != "" || full
+	more := claimed || full
 	switch {
 	case h.nextURL != "":
-		return resolve(resp.url, h.nextURL), nil
+		return resolve(resp.url, h.nextURL), claim, nil
 	case h.cursor != "":
-		return withParam(resp.url, h.cursorParam, h.cursor), nil
+		return withParam(resp.url, h.cursorParam, h.cursor), claim, nil
 	case h.nextPage != nil:
-		return withParam(resp.url, "page", strconv.Itoa(*h.nextPage)), nil
+		return withParam(resp.url, "page", strconv.Itoa(*h.nextPage)), claim, nil
 	case h.nextOffset != nil:
-		return withParam(resp.url, "offset", strconv.Itoa(*h.nextOffset)), nil
+		return withParam(resp.url, "offset", strconv.Itoa(*h.nextOffset)), claim, nil
 	case h.page != nil && more && !h.explicitEnd:
-		return withParam(resp.url, "page", strconv.Itoa(*h.page+1)), nil
+		return withParam(resp.url, "page", strconv.Itoa(*h.page+1)), claim, nil
 	case h.offset != nil && more && !h.explicitEnd:
-		return withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)), nil
+		return withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)), claim, nil
 	case h.nextUnknown != "":
-		return nil, p.incomplete(resp.url, cmp.Or(claim, "a further page"), fmt.Sprintf(
+		return nil, claim, p.incomplete(resp.url, claim, fmt.Sprintf(
 			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", h.nextUnknown))
 	case h.hasMore != nil && *h.hasMore && n > 0:
 		// Stripe's convention: has_more with no link, continued after the
 		// last record of the page.
-		return withParam(resp.url, "starting_after", page.profiles[n-1].Key), nil
-	case claim != "":
-		return nil, p.incomplete(resp.url, claim, "the response gave no way to reach more that the provider understands")
+		return withParam(resp.url, "starting_after", page.profiles[n-1].Key), claim, nil
+	case claimed:
+		return nil, claim, p.incomplete(resp.url, claim, "the response gave no way to reach more that the provider understands")
 	case full && !h.explicitEnd:
-		return nil, p.incomplete(resp.url, fmt.Sprintf("a full page of %d", *h.pageSize),
+		return nil, claim, p.incomplete(resp.url, fmt.Sprintf("a full page of %d", *h.pageSize),
 			"the response gave no way to reach the next page that the provider understands; describe the service's paging with the provider's paging setting")
 	}
-	return nil, nil
+	return nil, claim, nil
 }
 
 // describedNext follows the provider's paging setting and nothing else.
-func (p *pager) describedNext(resp *response) (*url.URL, *IncompleteError) {
+func (p *pager) describedNext(resp *response) (*url.URL, string, *IncompleteError) {
 	cfg := p.c.cfg.Paging
 	v := describedValue(cfg.NextFrom, resp)
 	switch {
 	case v == "":
-		return nil, nil
+		return nil, noClaim, nil
 	case isLink(v):
-		return resolve(resp.url, v), nil
+		return resolve(resp.url, v), noClaim, nil
 	case cfg.NextParam == "":
-		return nil, p.incomplete(resp.url, "more pages ("+cfg.NextFrom+" is set)",
+		claim := "more pages (" + cfg.NextFrom + " is set)"
+		return nil, claim, p.incomplete(resp.url, claim,
 			"its value is not an address, and paging.next_param does not name the request parameter to send it in")
 	}
-	return withParam(resp.url, cfg.NextParam, v), nil
+	return withParam(resp.url, cfg.NextParam, v), noClaim, nil
 }
 
 // describedValue reads the value at a paging.next_from location: a header,
@@ -361,7 +365,6 @@ func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 	if !repeats && fresh > 0 {
 		p.retained += int64(len(body))
 	}
-	p.list.Bytes = p.retained
 	if p.retained > p.c.cfg.MaxBodyBytes {
 		return fresh, fmt.Errorf("the list's pages together hold more than %d bytes", p.c.cfg.MaxBodyBytes)
 	}
