@@ -99,22 +99,18 @@ func (e *RequestError) Unwrap() []error {
 // excerptLimit is how much of a body a diagnostic quotes.
 const excerptLimit = 300
 
-// excerptWindow is how much of a body is redacted to make an excerpt: enough
-// for the excerpt however much white space is folded, and for the token in
-// its longest encodings.
+// excerptWindow is how much of an outside text is redacted to quote its
+// start: enough for the quote however much white space is folded, and for
+// the token in its longest encodings.
 const excerptWindow = 16 << 10
 
 // excerpt returns the first bytes of body as one line of printable text, with
 // the token masked in every form (Redactor), so that a service (or proxy)
-// echoing the request cannot put it into a diagnostic. Masking happens before
-// the cut, so no part of the token survives a cut either.
+// echoing the request cannot put it into a diagnostic.
 func excerpt(body []byte, r *Redactor) string {
-	s := r.Redact(strings.ToValidUTF8(string(body[:min(len(body), excerptWindow)]), "\uFFFD"))
-	s = strings.Join(strings.Fields(s), " ")
-	if rs := []rune(s); len(rs) > excerptLimit {
-		s = string(rs[:excerptLimit]) + "…"
-	}
-	return r.Redact(s)
+	return r.clip(string(body[:min(len(body), excerptWindow)]), excerptLimit, func(s string) string {
+		return strings.Join(strings.Fields(s), " ")
+	})
 }
 
 // redactedError keeps an error's text, redacted, and nothing else.

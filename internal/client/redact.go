@@ -61,13 +61,21 @@ func NewRedactor(secret string) *Redactor {
 	return r
 }
 
+// escapeChars are the characters every decoder starts from: in a text
+// without any of them, each decoded view is the literal text.
+const escapeChars = "%+\\&"
+
 // Redact returns s with every form of the secret masked.
 func (r *Redactor) Redact(s string) string {
 	if r == nil || len(r.forms) == 0 || s == "" {
 		return s
 	}
 	b := []byte(s)
-	for _, chain := range decoderChains {
+	chains := decoderChains
+	if !strings.ContainsAny(s, escapeChars) {
+		chains = chains[:1]
+	}
+	for _, chain := range chains {
 		v := identityView(b)
 		for _, dec := range chain {
 			v = v.decode(dec)
@@ -102,18 +110,27 @@ func (r *Redactor) RedactURL(u *url.URL) string {
 // maxQuoted is how much of a header value a diagnostic quotes.
 const maxQuoted = 120
 
-// Quote makes an outside value fit to quote on one line: redacted first,
-// then cut to maxQuoted characters, control characters replaced.
+// Quote makes an outside value fit to quote on one line: redacted, control
+// characters replaced, cut to maxQuoted characters.
 func (r *Redactor) Quote(s string) string {
-	s = r.Redact(strings.ToValidUTF8(s, "\uFFFD"))
-	s = strings.Map(func(c rune) rune {
-		if c < ' ' || c == 0x7f {
-			return ' '
-		}
-		return c
-	}, s)
-	if utf8.RuneCountInString(s) > maxQuoted {
-		s = string([]rune(s)[:maxQuoted]) + "…"
+	return r.clip(s, maxQuoted, func(s string) string {
+		return strings.Map(func(c rune) rune {
+			if c < ' ' || c == 0x7f {
+				return ' '
+			}
+			return c
+		}, s)
+	})
+}
+
+// clip quotes the start of an outside text: a window far longer than what
+// is kept is redacted, tidied and cut to limit characters. The secret is
+// masked before the cut, so no part of it survives a cut either, and a huge
+// text (a 900 KB header) costs no more than its window.
+func (r *Redactor) clip(s string, limit int, tidy func(string) string) string {
+	s = tidy(r.Redact(strings.ToValidUTF8(s[:min(len(s), excerptWindow)], "\uFFFD")))
+	if utf8.RuneCountInString(s) > limit {
+		s = string([]rune(s)[:limit]) + "…"
 	}
 	return s
 }
@@ -215,7 +232,8 @@ func (v view) decode(dec decoder) view {
 // swallow its first character in another kind's view), then all kinds mixed,
 // once and twice over (%252F, &amp;#43;, a JSON-escaped URL).
 var decoderChains = [][]decoder{
-	{},
+	{}, // literal: first, and alone for a text without escapes
+
 	{percentDecoder(false)},
 	{percentDecoder(true)}, // form encoding: '+' is a space
 	{jsonEscape},
