@@ -473,7 +473,7 @@ func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	if got := th.limiter.Limit(); got != 8 {
 		t.Fatalf("pace after a first moment of refusals = %v, want 8 per second", got)
 	}
-	th.grow(th.lastGrowth.Add(10 * time.Second))
+	th.grow(th.lastChange.Add(10 * time.Second))
 	if got := th.limiter.Limit(); got != 8*fastGrowth {
 		t.Errorf("pace after a quiet spell = %v, want one step to %v", got, 8*fastGrowth)
 	}

@@ -39,7 +39,7 @@ type throttle struct {
 	pausedUntil time.Time
 	first       time.Time   // of the first response
 	lastEvent   time.Time   // of the last 429 that lowered the pace
-	lastGrowth  time.Time   // of the last increase
+	lastChange  time.Time   // of the last change of the pace, either way
 	known       rate.Limit  // the rate accepted when the service last refused; 0 before
 	accepted    []time.Time // times of accepted requests within the last window
 	refused     []time.Time // times of 429s within the last window
@@ -187,7 +187,7 @@ func (t *throttle) grow(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	limit := t.limiter.Limit()
-	if limit >= t.ceiling || now.Sub(t.lastGrowth) < growthStep || now.Sub(t.lastEvent) < growthStep {
+	if limit >= t.ceiling || now.Sub(t.lastChange) < growthStep || now.Sub(t.lastEvent) < growthStep {
 		return
 	}
 	factor := rate.Limit(fastGrowth)
@@ -199,7 +199,7 @@ func (t *throttle) grow(now time.Time) {
 
 func (t *throttle) setLimit(l rate.Limit, now time.Time) {
 	t.limiter.SetLimitAt(now, max(l, 0.1))
-	t.lastGrowth = now
+	t.lastChange = now
 }
 
 // trimBefore drops the times before cutoff from the sorted slice ts.
