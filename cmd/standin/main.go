@@ -59,6 +59,7 @@ func main() {
 	flag.IntVar(&opts.PageSize, "page-size", 0, "profiles per page when paging")
 	flag.Float64Var(&opts.RateLimit, "rate-limit", 0, "requests per second accepted before answering 429")
 	flag.IntVar(&opts.RateBurst, "rate-burst", 0, "the rate limit's token bucket size (default: one second's worth)")
+	flag.IntVar(&opts.RateDropAfter, "rate-drop-after", 0, "halve the rate limit after this many requests")
 	flag.BoolVar(&opts.RateWindow, "rate-window", false, "count the rate limit per wall-clock second (a fixed window) instead of in a token bucket")
 	flag.StringVar(&opts.RetryAfterForm, "retry-after", "seconds", "how a 429 says when to come back: seconds (rounded up), date, or none")
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")

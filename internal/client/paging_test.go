@@ -239,7 +239,22 @@ func TestListProfiles_truncatedJSONIsAnError(t *testing.T) {
 
 func TestThrottle_adaptsToTheServicesRateLimit(t *testing.T) {
 	t.Parallel()
-	c, s := standinClient(t, 150, standin.Options{RateLimit: 50})
+	for name, opts := range map[string]standin.Options{
+		"a bucket of one second's worth":      {RateLimit: 50},
+		"a burst of 10, then halved mid-plan": {RateLimit: 50, RateBurst: 10, RateDropAfter: 60},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			throttleAgainst(t, opts)
+		})
+	}
+}
+
+// throttleAgainst reads 150 profiles at once from the stand-in limited by
+// opts: every read succeeds, and under one in ten requests is refused.
+func throttleAgainst(t *testing.T, opts standin.Options) {
+	t.Helper()
+	c, s := standinClient(t, 150, opts)
 	var wg sync.WaitGroup
 	errs := make(chan error, 150)
 	for i := range 150 {

@@ -53,6 +53,9 @@ type Options struct {
 	// RateBurst is the token bucket's size (default: RateLimit, one second's
 	// worth). Real services allow bursts of a few requests to a few dozen.
 	RateBurst int
+	// RateDropAfter halves the token bucket's rate after this many requests,
+	// as a service does that tightens a quota while a plan runs.
+	RateDropAfter int
 	// RateWindow counts RateLimit requests per wall-clock second (a fixed
 	// window) instead of a token bucket.
 	RateWindow bool
@@ -137,6 +140,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.limiter != nil {
+		if s.opts.RateDropAfter > 0 && n == int64(s.opts.RateDropAfter) {
+			s.limiter.SetLimit(s.limiter.Limit() / 2)
+		}
 		if res := s.limiter.Reserve(); res.Delay() > 0 {
 			res.Cancel()
 			s.tooMany(w, res.Delay())
