@@ -37,7 +37,6 @@ type throttle struct {
 	mu          sync.Mutex
 	limiter     *rate.Limiter
 	pausedUntil time.Time
-	first       time.Time   // of the first response
 	lastEvent   time.Time   // of the last 429 that lowered the pace
 	lastChange  time.Time   // of the last change of the pace, either way
 	known       rate.Limit  // the rate accepted when the service last refused; 0 before
@@ -47,7 +46,6 @@ type throttle struct {
 
 const (
 	throttleWindow = time.Second            // over which the accepted rate is measured
-	minMeasure     = 250 * time.Millisecond // the shortest span a rate is measured over
 	eventGap       = 250 * time.Millisecond // 429s closer than this are one event (already in flight)
 	stormCount     = 4                      // 429s within a window that make every request wait out Retry-After
 	growthStep     = 200 * time.Millisecond // between increases
@@ -132,9 +130,6 @@ func (t *throttle) observe(resp *http.Response) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.first.IsZero() {
-		t.first = now
-	}
 	t.accepted = trimBefore(t.accepted, now.Add(-throttleWindow))
 
 	if resp.StatusCode != http.StatusTooManyRequests {
@@ -146,8 +141,9 @@ func (t *throttle) observe(resp *http.Response) {
 	// 429s within eventGap of the last decrease belong to the same event:
 	// those requests were already in flight.
 	if now.Sub(t.lastEvent) >= eventGap {
-		span := max(min(now.Sub(t.first), throttleWindow), minMeasure)
-		measured := rate.Limit(float64(len(t.accepted)) / span.Seconds())
+		// Over a whole window, even early on: a burst spent in a quarter of
+		// a second counts once, as one second's worth, not four.
+		measured := rate.Limit(float64(len(t.accepted)) / throttleWindow.Seconds())
 		next := settle * measured
 		if t.limiter.Limit() == rate.Inf {
 			// When every request of the first moment was refused, nothing
