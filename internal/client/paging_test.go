@@ -239,20 +239,28 @@ func TestListProfiles_truncatedJSONIsAnError(t *testing.T) {
 
 func TestThrottle_adaptsToTheServicesRateLimit(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string]standin.Options{
-		"a bucket of one second's worth":      {RateLimit: 50},
-		"a burst of 10, then halved mid-plan": {RateLimit: 50, RateBurst: 10, RateDropAfter: 60},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			throttleAgainst(t, opts)
-		})
+	_, s := throttleAgainst(t, standin.Options{RateLimit: 50})
+	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
+		t.Errorf("%d of %d requests answered 429", limited, total)
+	}
+}
+
+// A service that halves its limit mid-plan is followed down: every read
+// succeeds, and the pace ends nearer the lowered limit (25 per second) than
+// the first one (50); around the lowered one, it probes gently.
+func TestThrottle_followsALimitLoweredMidPlan(t *testing.T) {
+	t.Parallel()
+	c, _ := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 10, RateDropAfter: 60})
+	c.throttle.mu.Lock()
+	defer c.throttle.mu.Unlock()
+	if pace := c.throttle.limiter.Limit(); pace >= 37.5 {
+		t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
 	}
 }
 
 // throttleAgainst reads 150 profiles at once from the stand-in limited by
-// opts: every read succeeds, and under one in ten requests is refused.
-func throttleAgainst(t *testing.T, opts standin.Options) {
+// opts, and checks that every read succeeds.
+func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {
 	t.Helper()
 	c, s := standinClient(t, 150, opts)
 	var wg sync.WaitGroup
@@ -271,9 +279,7 @@ func throttleAgainst(t *testing.T, opts standin.Options) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
-		t.Errorf("%d of %d requests answered 429", limited, total)
-	}
+	return c, s
 }
 
 // Keys outside Unicode NFC are named, and keys that collapse into one
