@@ -66,7 +66,16 @@ func main() {
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")
 	flag.DurationVar(&opts.Delay, "delay", 0, "delay before each answer")
 	flag.Int64Var(&opts.Oversize, "oversize", 0, "serve the list as a streamed JSON array of this many bytes, with no Content-Length")
+	trace := flag.String("trace", "", "append a line per request to this file: milliseconds since start, status, path")
 	flag.Parse()
+	if *trace != "" {
+		f, err := os.Create(*trace)
+		if err != nil {
+			log.Fatalf("standin: %v", err)
+		}
+		defer f.Close()
+		opts.Trace = f
+	}
 
 	host, _, err := net.SplitHostPort(*addr)
 	ip := net.ParseIP(host)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -84,6 +85,9 @@ type Options struct {
 	// Oversize makes the list a JSON array of this many bytes, streamed
 	// without a Content-Length and never held in memory.
 	Oversize int64
+	// Trace, when set, gets one line per request as it is answered:
+	// milliseconds since the stand-in started, the status, and the path.
+	Trace io.Writer
 }
 
 // Server is the stand-in's http.Handler. Its counters serve the tests.
@@ -93,6 +97,9 @@ type Server struct {
 	limiter *rate.Limiter
 	window  fixedWindow
 
+	started time.Time
+	traceMu sync.Mutex
+
 	Requests atomic.Int64 // requests received
 	Limited  atomic.Int64 // requests answered 429
 	Header   atomic.Value // the http.Header of the last request, for tests
@@ -100,7 +107,7 @@ type Server struct {
 
 // New returns a stand-in serving opts.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts, mux: http.NewServeMux(), started: time.Now()}
 	if opts.RateLimit > 0 && !opts.RateWindow {
 		burst := opts.RateBurst
 		if burst <= 0 {
@@ -126,6 +133,15 @@ func New(opts Options) *Server {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Trace != nil {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		w = rec
+		defer func() {
+			s.traceMu.Lock()
+			defer s.traceMu.Unlock()
+			fmt.Fprintf(s.opts.Trace, "%.1f %d %s\n", float64(time.Since(s.started).Microseconds())/1000, rec.status, r.URL.Path)
+		}()
+	}
 	n := s.Requests.Add(1)
 	s.Header.Store(r.Header.Clone())
 	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%06d", n))
@@ -342,4 +358,15 @@ func dropConnection(w http.ResponseWriter) {
 		}
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// statusRecorder remembers the status a handler wrote, for the trace.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
 }
