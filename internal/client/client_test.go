@@ -459,6 +459,53 @@ func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
 	}
 }
 
+// 429s to requests sent before the pace was set were in flight: they are
+// the same event, and change nothing. A 429 to a request sent after it, with
+// nothing accepted in between, means the service refuses everything for now
+// (a fixed window spent): every request is held back, briefly, then twice as
+// long, never past Retry-After, and the pace is not learnt from it.
+func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+	before := time.Now()
+	th.observe(refused, before)
+	first := th.pace
+	th.observe(refused, before)
+	th.observe(refused, before)
+	if th.pace != first || th.pausedUntil.After(time.Now()) {
+		t.Fatalf("refusals in flight moved the pace from %v to %v, or held requests until %v", first, th.pace, th.pausedUntil)
+	}
+	for i, want := range []time.Duration{probeGap, 2 * probeGap, time.Second} {
+		start := time.Now()
+		th.observe(refused, start)
+		if held := th.pausedUntil.Sub(start); held < want || held > want+50*time.Millisecond {
+			t.Errorf("refusal %d with nothing accepted held requests for %v, want %v", i+1, held, want)
+		}
+	}
+	if th.pace != first/2 {
+		t.Errorf("after three holds the pace is %v, want half of %v", th.pace, first)
+	}
+}
+
+// The pace grows only while the requests keep up with it: a pace nobody
+// waits for says nothing about what the service would accept.
+func TestThrottle_growsOnlyAPaceThatHoldsRequestsBack(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	th.setLimit(40, time.Now())
+	th.sent = 2 // 2 sent in a second at a pace of 40
+	th.grow(th.stepStart.Add(time.Second))
+	if th.pace != 40 {
+		t.Errorf("a pace the requests did not keep up with grew to %v", th.pace)
+	}
+	th.sent = 40
+	th.grow(th.stepStart.Add(time.Second))
+	if th.pace != 40*fastGrowth {
+		t.Errorf("a pace the requests kept up with is %v, want %v", th.pace, 40*fastGrowth)
+	}
+}
+
 // The first 429s can come before anything was accepted (a burst of one, and
 // several requests in flight): the pace then starts from one request per
 // slot a second, not from nothing. And after a quiet spell it grows by one
@@ -467,14 +514,16 @@ func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+	sent := time.Now()
 	for range 8 {
-		th.observe(refused)
+		th.observe(refused, sent)
 	}
-	if got := th.limiter.Limit(); got != 8 {
+	if got := th.pace; got != 8 {
 		t.Fatalf("pace after a first moment of refusals = %v, want 8 per second", got)
 	}
-	th.grow(th.lastChange.Add(10 * time.Second))
-	if got := th.limiter.Limit(); got != 8*fastGrowth {
+	th.sent = 100 // the pace holds requests back
+	th.grow(th.stepStart.Add(10 * time.Second))
+	if got := th.pace; got != 8*fastGrowth {
 		t.Errorf("pace after a quiet spell = %v, want one step to %v", got, 8*fastGrowth)
 	}
 	if th.pausedUntil.After(time.Now().Add(2 * time.Second)) {

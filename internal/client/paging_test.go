@@ -253,7 +253,7 @@ func TestThrottle_followsALimitLoweredMidPlan(t *testing.T) {
 	c, _ := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 10, RateDropAfter: 60})
 	c.throttle.mu.Lock()
 	defer c.throttle.mu.Unlock()
-	if pace := c.throttle.limiter.Limit(); pace >= 37.5 {
+	if pace := c.throttle.pace; pace >= 37.5 {
 		t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
 	}
 }

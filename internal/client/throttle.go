@@ -3,7 +3,9 @@ package client
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
@@ -15,44 +17,57 @@ import (
 // included) passes through one throttle per provider block, which
 //   - caps the requests in flight,
 //   - after the service's first 429, paces requests at the rate it was seen
-//     to accept, and follows that rate up while the service keeps accepting
-//     and down when it refuses again,
-//   - and holds every request back while the service asks for a real pause
-//     (a Retry-After longer than a rounding), not only the one refused.
+//     to accept, follows that rate up while the service keeps accepting and
+//     down when it refuses again,
+//   - and holds every request back while the service refuses everything, or
+//     asks for a real pause (a Retry-After longer than a rounding).
 //
 // Services limit with token buckets (a rate, and a burst they allow on top)
 // or fixed windows, and round Retry-After up to whole seconds, so a 429 says
-// little about how long to wait: "Retry-After: 1" often means 20 ms. The
+// little about how long to wait: "Retry-After: 1" often means 20 ms. What
+// does say something is the number of requests accepted between two 429s:
+// a token bucket was empty at both, so it refilled at least that many. The
 // first 429 comes when the burst is spent, so the rate accepted until then
-// overstates the limit by the burst: the pace starts below it and grows
-// quickly until the next 429, which is measured over a window the burst no
-// longer fills; from then on it grows gently around that rate.
+// overstates the limit: the pace starts below it and grows quickly until
+// the next 429, and from then on stays just under the rate measured between
+// the last two, growing only gently.
+//
+// Each request is spaced from the one actually sent before it, not from a
+// schedule: a request that wakes late must not send the next one early, as
+// a service with a burst of one refuses any two requests closer than its
+// rate allows.
 //
 // A user-set requests-per-second ceiling caps the pace from the start.
 type throttle struct {
 	slots   chan struct{}
-	ceiling rate.Limit // rate.Inf when the user set none
+	turn    chan struct{} // held by the one request waiting for the pace
+	ceiling rate.Limit    // rate.Inf when the user set none
 	maxWait time.Duration
 
 	mu          sync.Mutex
-	limiter     *rate.Limiter
+	pace        rate.Limit // requests per second; rate.Inf before the first 429
+	lastSent    time.Time
 	pausedUntil time.Time
-	lastEvent   time.Time   // of the last 429 that lowered the pace
-	lastChange  time.Time   // of the last change of the pace, either way
-	known       rate.Limit  // the rate accepted when the service last refused; 0 before
+	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
+	stepStart   time.Time   // since when sent counts
+	sent        int         // requests sent since stepStart
+	sinceCut    int         // responses accepted since lastCut
+	early       int         // 429s since lastCut too soon after it to measure
+	blocked     int         // events in a row with nothing accepted in between
+	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	accepted    []time.Time // times of accepted requests within the last window
-	refused     []time.Time // times of 429s within the last window
 }
 
 const (
-	throttleWindow = time.Second            // over which the accepted rate is measured
-	eventGap       = 250 * time.Millisecond // 429s closer than this are one event (already in flight)
-	stormCount     = 4                      // 429s within a window that make every request wait out Retry-After
+	throttleWindow = time.Second            // over which the first estimate is measured
+	probeGap       = 250 * time.Millisecond // the first hold while the service refuses everything
+	minInterval    = 250 * time.Millisecond // between events, for the accepted rate to mean something
+	earlyRefusals  = 2                      // 429s within minInterval that wait for it; the next one is an event
 	growthStep     = 200 * time.Millisecond // between increases
 	firstCut       = 0.7                    // of the rate accepted until the first 429, burst included
-	settle         = 0.95                   // of the rate accepted when the service refused
-	fastGrowth     = 1.25                   // per step, below settle × known
-	slowGrowth     = 1.01                   // per step, around known
+	settle         = 0.97                   // of the rate accepted between two events
+	fastGrowth     = 1.4                    // per step, below settle × known
+	slowGrowth     = 0.002                  // per step, around known: 1% a second, doubling every two quiet seconds
 	roundingPause  = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
 )
 
@@ -63,14 +78,16 @@ func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Dura
 	}
 	return &throttle{
 		slots:   make(chan struct{}, maxConcurrent),
+		turn:    make(chan struct{}, 1),
 		ceiling: ceiling,
 		maxWait: maxWait,
-		limiter: rate.NewLimiter(ceiling, 1),
+		pace:    ceiling,
 	}
 }
 
-// acquire waits for a slot, for any pause the service asked for, and for the
-// pace; it returns early with the context's error.
+// acquire waits for a slot, then for its turn, any pause and the pace; it
+// returns early with the context's error, and at once when the wait would
+// outlast the context's deadline.
 func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 	select {
 	case t.slots <- struct{}{}:
@@ -78,18 +95,23 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		return nil, ctx.Err()
 	}
 	release = func() { <-t.slots }
+	select {
+	case t.turn <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+	defer func() { <-t.turn }()
 	for {
-		t.mu.Lock()
-		wait := time.Until(t.pausedUntil)
-		limiter := t.limiter
-		t.mu.Unlock()
+		now := time.Now()
+		t.grow(now)
+		wait := t.due().Sub(now)
 		if wait <= 0 {
-			t.grow(time.Now())
-			if err := pace(ctx, limiter); err != nil {
-				release()
-				return nil, err
-			}
-			return release, nil
+			break
+		}
+		if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now) < wait {
+			release()
+			return nil, errWaitOutlastsDeadline
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -100,33 +122,40 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 			return nil, ctx.Err()
 		}
 	}
+	t.mu.Lock()
+	t.lastSent = time.Now()
+	t.sent++
+	t.mu.Unlock()
+	return release, nil
 }
 
-// pace waits for the limiter. A wait that would outlast the context's
-// deadline fails at once, as the deadline it is.
-func pace(ctx context.Context, limiter *rate.Limiter) error {
-	r := limiter.Reserve()
-	delay := r.Delay()
-	if delay == 0 {
-		return nil
+// due is when the next request may go: after any pause, and one interval of
+// the pace after the last one sent. The pace may change while a request
+// waits, so it is read afresh each time.
+func (t *throttle) due() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at := t.pausedUntil
+	if t.pace != rate.Inf {
+		at = later(at, t.lastSent.Add(time.Duration(float64(time.Second)/float64(t.pace))))
 	}
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < delay {
-		r.Cancel()
-		return errWaitOutlastsDeadline
-	}
-	timer := time.NewTimer(delay)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		r.Cancel()
-		return ctx.Err()
-	}
+	return at
 }
 
-// observe learns from one response.
-func (t *throttle) observe(resp *http.Response) {
+// observe learns from one response to a request sent at sent.
+//
+// A 429 to a request sent before the last event was already in flight when
+// the pace was set: it belongs to that event. Any other 429 is a new event,
+// and what was accepted since the last one says what to do:
+//   - the first event: the pace starts below the rate accepted so far, as the
+//     burst inflates it;
+//   - something was accepted: the service's limit is at least the accepted
+//     rate between the two events (a token bucket emptied at both), and at
+//     most about the pace it refused;
+//   - nothing was: the service refuses everything for now (a fixed window
+//     spent), so every request is held back, first briefly, then longer, up
+//     to Retry-After, without learning a lower pace from it.
+func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -134,68 +163,111 @@ func (t *throttle) observe(resp *http.Response) {
 
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.accepted = append(t.accepted, now)
+		t.sinceCut++
 		return
 	}
-
-	t.refused = append(trimBefore(t.refused, now.Add(-throttleWindow)), now)
-	// 429s within eventGap of the last decrease belong to the same event:
-	// those requests were already in flight.
-	if now.Sub(t.lastEvent) >= eventGap {
-		// Over a whole window, even early on: a burst spent in a quarter of
-		// a second counts once, as one second's worth, not four.
-		measured := rate.Limit(float64(len(t.accepted)) / throttleWindow.Seconds())
-		next := settle * measured
-		if t.limiter.Limit() == rate.Inf {
-			// When every request of the first moment was refused, nothing
-			// was measured: start from one request per slot a second.
-			next = max(firstCut*measured, rate.Limit(cap(t.slots)))
-		} else if measured > 0 {
-			t.known = measured
-		} else {
-			next = t.limiter.Limit() / 2 // nothing accepted for a window: halve
-		}
-		t.lastEvent = now
-		t.setLimit(min(next, t.ceiling), now)
-	}
-	// The refused request waits out Retry-After itself (backoff). Others
-	// are held back too for a pause longer than a rounding, and whenever
-	// 429s come thick (the pace is far off, a storm must not go on); without
-	// Retry-After, for a window. A pause longer than the provider waits fails
-	// the request at once (checkRetry) and must not stall the others meanwhile.
 	wait, ok := retryAfter(resp.Header, now)
 	if !ok {
 		wait = min(throttleWindow, t.maxWait)
 	}
-	if (wait > roundingPause || len(t.refused) >= stormCount) && wait <= t.maxWait {
-		if until := now.Add(wait); until.After(t.pausedUntil) {
-			t.pausedUntil = until
+	if sent.Before(t.lastCut) {
+		return
+	}
+	pace := t.pace
+	next := pace
+	switch {
+	case t.lastCut.IsZero():
+		// When every request of the first moment was refused, nothing
+		// was measured: start from one request per slot a second.
+		measured := rate.Limit(float64(len(t.accepted)) / throttleWindow.Seconds())
+		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0 && t.early < earlyRefusals:
+		// Too soon to measure anything: the bucket the last event emptied
+		// has not refilled yet, and the new pace has barely begun. Unless
+		// the refusals go on: the pace is far off, and a storm must not.
+		t.early++
+		return
+	case t.sinceCut == 0:
+		// Held back for a probe's time, doubling, and no longer than
+		// Retry-After; should that go on, the pace is halved too.
+		t.blocked++
+		hold := min(wait, probeGap<<min(t.blocked-1, 4))
+		if t.blocked > 2 {
+			next = pace / 2
 		}
+		if hold <= t.maxWait {
+			t.pausedUntil = later(t.pausedUntil, now.Add(hold))
+		}
+	default:
+		t.blocked = 0
+		// Over the last window at most: the longer ago, the likelier the
+		// pace was still below the limit, and a bucket full and wasting.
+		from := later(t.lastCut, now.Add(-throttleWindow))
+		n := len(t.accepted) - sort.Search(len(t.accepted), func(i int) bool { return t.accepted[i].After(from) })
+		measured := rate.Limit(float64(n) / now.Sub(from).Seconds())
+		if t.known == 0 || pace < settle*t.known {
+			// Refused while climbing quickly: the step before this one
+			// was accepted, and while the pace climbed, a bucket of one
+			// wasted what the accepted count misses.
+			measured = max(measured, pace/fastGrowth)
+		}
+		t.known = measured
+		next = settle * t.known
+	}
+	t.lastCut, t.sinceCut, t.early = now, 0, 0
+	t.setLimit(min(next, t.ceiling), now)
+	// The refused request waits out Retry-After itself (backoff); the
+	// others are held back too for a pause longer than a rounding. A pause
+	// longer than the provider waits fails the request at once (checkRetry)
+	// and must not stall the others meanwhile.
+	if wait > roundingPause && wait <= t.maxWait {
+		t.pausedUntil = later(t.pausedUntil, now.Add(wait))
 	}
 }
 
-// grow raises the pace by one step when a step's time has passed without a
-// 429 since the last change: quickly below the rate the service last
-// accepted, gently around it. It runs as requests wait for the pace, so that
-// a pace set too low recovers even when few responses come back, and never
-// by more than one step at once: after a quiet spell (requests sleeping out
-// a Retry-After) the pace must not jump.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// grow raises the pace by one step when a step's time has passed since the
+// last change and the requests kept up with the pace: quickly below the
+// rate the service last accepted, gently around it. It runs as requests
+// wait for the pace, so that a pace set too low recovers even when few
+// responses come back, and never by more than one step at once: after a
+// quiet spell (requests sleeping out a Retry-After) the pace must not jump.
 func (t *throttle) grow(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	limit := t.limiter.Limit()
-	if limit >= t.ceiling || now.Sub(t.lastChange) < growthStep || now.Sub(t.lastEvent) < growthStep {
+	limit := t.pace
+	step := now.Sub(t.stepStart)
+	if limit >= t.ceiling || step < growthStep {
+		return
+	}
+	// A pace the requests do not keep up with is not what holds them back:
+	// raising it would only take it further from what the service was seen
+	// to accept.
+	binding := float64(t.sent) >= 0.8*float64(limit)*step.Seconds()
+	t.stepStart, t.sent = now, 0
+	if !binding {
 		return
 	}
 	factor := rate.Limit(fastGrowth)
 	if t.known > 0 && limit >= settle*t.known {
-		factor = slowGrowth
+		// Around the rate last accepted, probe gently, then less so the
+		// longer the service keeps accepting: its limit may have risen, or
+		// the last measure fallen short of it.
+		quiet := min(now.Sub(t.lastCut), 16*time.Second).Seconds()
+		factor = 1 + rate.Limit(slowGrowth*math.Exp2(quiet/2))
 	}
 	t.setLimit(min(limit*factor, t.ceiling), now)
 }
 
 func (t *throttle) setLimit(l rate.Limit, now time.Time) {
-	t.limiter.SetLimitAt(now, max(l, 0.1))
-	t.lastChange = now
+	t.pace = max(l, 0.1)
+	t.stepStart, t.sent = now, 0
 }
 
 // trimBefore drops the times before cutoff from the sorted slice ts.
@@ -226,7 +298,7 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 		release()
 		return nil, err
 	}
-	t.throttle.observe(resp)
+	t.throttle.observe(resp, start)
 	// The request stays in flight until its body has been read.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}
 	return resp, nil

@@ -1,0 +1,108 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+// pacingLimiters are the rate limits real services put in front of an API,
+// all at 50 requests a second: make bench runs the same set through
+// Terraform.
+var pacingLimiters = []struct {
+	name string
+	opts standin.Options
+}{
+	{"bucket_burst1", standin.Options{RateBurst: 1}},
+	{"bucket_burst10", standin.Options{RateBurst: 10}},
+	{"bucket_burst50", standin.Options{RateBurst: 50}},
+	{"bucket_burst10_date", standin.Options{RateBurst: 10, RetryAfterForm: "date"}},
+	{"bucket_burst10_none", standin.Options{RateBurst: 10, RetryAfterForm: "none"}},
+	{"fixed_window", standin.Options{RateWindow: true}},
+}
+
+// BenchmarkPacing reads 300 profiles the way Terraform plans them (ten
+// walkers, each taking about 145 ms between reads: some 70 reads a second
+// offered, all ten starting at once) against each limiter, with the
+// provider's default settings. It reports the wall time as a multiple of the
+// ideal (300 / 50 per second, or the same reads unthrottled if that is
+// longer) and the share of requests answered 429. A machine that is busy
+// with other work stretches the unthrottled time, not the ratio.
+// PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
+func BenchmarkPacing(b *testing.B) {
+	const reads, limit = 300, 50
+	free := runPacing(b, standin.Options{}, reads)
+	ideal := max(time.Duration(reads)*time.Second/limit, free.wall)
+	for _, l := range pacingLimiters {
+		b.Run(l.name, func(b *testing.B) {
+			var wall time.Duration
+			var refused, total int64
+			for range b.N {
+				opts := l.opts
+				opts.RateLimit = limit
+				if dir := os.Getenv("PACING_TRACE"); dir != "" {
+					f, err := os.Create(filepath.Join(dir, l.name+".txt"))
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer f.Close()
+					opts.Trace = f
+				}
+				r := runPacing(b, opts, reads)
+				wall += r.wall
+				refused += r.refused
+				total += r.requests
+			}
+			b.ReportMetric(float64(wall)/float64(ideal)/float64(b.N), "x-ideal")
+			b.ReportMetric(100*float64(refused)/float64(total), "%429")
+		})
+	}
+}
+
+type pacingRun struct {
+	wall              time.Duration
+	requests, refused int64
+}
+
+func runPacing(b *testing.B, opts standin.Options, reads int) pacingRun {
+	b.Helper()
+	opts.Environments = []standin.Environment{{Name: "development", Token: testToken, Profiles: standin.Generate(reads)}}
+	s := standin.New(opts)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	base, err := ParseBaseURL(srv.URL + "/development/api/v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := New(Config{BaseURL: base, Token: testToken, UserAgent: "bench/1", MaxRetries: DefaultMaxRetries,
+		MinWait: DefaultMinWait, MaxWait: DefaultMaxWait, Timeout: DefaultTimeout, MaxConcurrent: DefaultMaxConcurrent})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(reads); i = next.Add(1) - 1 {
+				if _, err := c.GetProfile(context.Background(), fmt.Sprintf("bp_gen_%07d", i)); err != nil {
+					b.Error(err)
+				}
+				time.Sleep(60*time.Millisecond + rand.N(170*time.Millisecond))
+			}
+		}()
+	}
+	wg.Wait()
+	return pacingRun{wall: time.Since(start), requests: s.Requests.Load(), refused: s.Limited.Load()}
+}
