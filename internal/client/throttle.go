@@ -52,23 +52,24 @@ type throttle struct {
 	stepStart   time.Time   // since when sent counts
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // responses accepted since lastCut
-	early       int         // 429s since lastCut too soon after it to measure
 	blocked     int         // events in a row with nothing accepted in between
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
-	accepted    []time.Time // times of accepted requests within the last window
+	accepted    []time.Time // times of accepted requests within measureWindow
 }
 
 const (
-	throttleWindow = time.Second            // over which the first estimate is measured
-	probeGap       = 250 * time.Millisecond // the first hold while the service refuses everything
-	minInterval    = 250 * time.Millisecond // between events, for the accepted rate to mean something
-	earlyRefusals  = 2                      // 429s within minInterval that wait for it; the next one is an event
-	growthStep     = 200 * time.Millisecond // between increases
-	firstCut       = 0.7                    // of the rate accepted until the first 429, burst included
-	settle         = 0.97                   // of the rate accepted between two events
-	fastGrowth     = 1.4                    // per step, below settle × known
-	slowGrowth     = 0.002                  // per step, around known: 1% a second, doubling every two quiet seconds
-	roundingPause  = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
+	throttleWindow     = time.Second            // over which the first estimate is measured
+	measureWindow      = 2 * time.Second        // the longest span a later estimate is measured over
+	probeGap           = 250 * time.Millisecond // the first hold while the service refuses everything
+	minInterval        = 250 * time.Millisecond // between events, for the accepted rate to mean something
+	earlyCut           = 0.9                    // of the pace, for a 429 too soon after an event to measure
+	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb
+	firstCut           = 0.7                    // of the rate accepted until the first 429, burst included
+	settle             = 0.97                   // of the rate accepted between two events
+	fastGrowth         = 1.4                    // per step, below settle × known
+	slowGrowth         = 0.002                  // per step, around known: 1% a second, doubling every two quiet seconds
+	roundingPause      = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
+	quietBeforeProbing = 2 * time.Second        // after an event, before the pace grows past settle × known
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -159,7 +160,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.accepted = trimBefore(t.accepted, now.Add(-throttleWindow))
+	t.accepted = trimBefore(t.accepted, now.Add(-measureWindow))
 
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.accepted = append(t.accepted, now)
@@ -179,13 +180,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	case t.lastCut.IsZero():
 		// When every request of the first moment was refused, nothing
 		// was measured: start from one request per slot a second.
-		measured := rate.Limit(float64(len(t.accepted)) / throttleWindow.Seconds())
+		measured := rate.Limit(float64(acceptedSince(t.accepted, now.Add(-throttleWindow))) / throttleWindow.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
-	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0 && t.early < earlyRefusals:
-		// Too soon to measure anything: the bucket the last event emptied
-		// has not refilled yet, and the new pace has barely begun. Unless
-		// the refusals go on: the pace is far off, and a storm must not.
-		t.early++
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
+		// Too soon to measure anything, but the pace just set is still
+		// too fast: lower it a step, and go on measuring from the event.
+		t.known = pace * earlyCut / settle
+		t.setLimit(pace*earlyCut, now)
 		return
 	case t.sinceCut == 0:
 		// Held back for a probe's time, doubling, and no longer than
@@ -200,11 +201,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		}
 	default:
 		t.blocked = 0
-		// Over the last window at most: the longer ago, the likelier the
-		// pace was still below the limit, and a bucket full and wasting.
-		from := later(t.lastCut, now.Add(-throttleWindow))
-		n := len(t.accepted) - sort.Search(len(t.accepted), func(i int) bool { return t.accepted[i].After(from) })
-		measured := rate.Limit(float64(n) / now.Sub(from).Seconds())
+		// Over two seconds at most: further back, the pace was likelier
+		// still below the limit, and a bucket full and wasting; over much
+		// less, what a bucket saved up while requests paused would count
+		// as rate.
+		from := later(t.lastCut, now.Add(-measureWindow))
+		measured := rate.Limit(float64(acceptedSince(t.accepted, from)) / now.Sub(from).Seconds())
 		if t.known == 0 || pace < settle*t.known {
 			// Refused while climbing quickly: the step before this one
 			// was accepted, and while the pace climbed, a bucket of one
@@ -214,7 +216,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		t.known = measured
 		next = settle * t.known
 	}
-	t.lastCut, t.sinceCut, t.early = now, 0, 0
+	t.lastCut, t.sinceCut = now, 0
 	t.setLimit(min(next, t.ceiling), now)
 	// The refused request waits out Retry-After itself (backoff); the
 	// others are held back too for a pause longer than a rounding. A pause
@@ -243,7 +245,7 @@ func (t *throttle) grow(now time.Time) {
 	defer t.mu.Unlock()
 	limit := t.pace
 	step := now.Sub(t.stepStart)
-	if limit >= t.ceiling || step < growthStep {
+	if limit >= t.ceiling || step < growthStep/2 || t.known > 0 && step < growthStep {
 		return
 	}
 	// A pace the requests do not keep up with is not what holds them back:
@@ -259,8 +261,11 @@ func (t *throttle) grow(now time.Time) {
 		// Around the rate last accepted, probe gently, then less so the
 		// longer the service keeps accepting: its limit may have risen, or
 		// the last measure fallen short of it.
-		quiet := min(now.Sub(t.lastCut), 16*time.Second).Seconds()
-		factor = 1 + rate.Limit(slowGrowth*math.Exp2(quiet/2))
+		quiet := now.Sub(t.lastCut) - quietBeforeProbing
+		if quiet < 0 {
+			return
+		}
+		factor = 1 + rate.Limit(slowGrowth*math.Exp2(min(quiet, 16*time.Second).Seconds()/2))
 	}
 	t.setLimit(min(limit*factor, t.ceiling), now)
 }
@@ -268,6 +273,11 @@ func (t *throttle) grow(now time.Time) {
 func (t *throttle) setLimit(l rate.Limit, now time.Time) {
 	t.pace = max(l, 0.1)
 	t.stepStart, t.sent = now, 0
+}
+
+// acceptedSince counts the times after from in the sorted slice ts.
+func acceptedSince(ts []time.Time, from time.Time) int {
+	return len(ts) - sort.Search(len(ts), func(i int) bool { return ts[i].After(from) })
 }
 
 // trimBefore drops the times before cutoff from the sorted slice ts.
