@@ -198,7 +198,7 @@ func profileKey(obj json.RawMessage) (key string, has bool, err error) {
 			return "", false, nil
 		}
 	case '"':
-		key = unquote(raw)
+		key = unquoteShared(raw)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		key = string(raw)
 	default:
