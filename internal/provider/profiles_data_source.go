@@ -2,8 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/binary"
-	"math"
 	"runtime/debug"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -72,11 +70,13 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if d.data == nil {
 		return
 	}
-	state, diags := readProfiles(ctx, d.data)
+	list, diags := readProfiles(ctx, d.data)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
 	}
+	state := profilesState(list.Profiles)
+	releaseLargeBody(list.Bytes)
 	raw, err := (&tfprotov6.DynamicValue{MsgPack: state}).Unmarshal(resp.State.Schema.Type().TerraformType(ctx))
 	if err != nil {
 		resp.Diagnostics.AddError("Encoding the profile list failed", "This is a bug in the provider; please report it: "+err.Error())
@@ -85,10 +85,11 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 	resp.State.Raw = raw
 }
 
-// readProfiles lists the profiles and returns browserprofile_profiles' state
-// as msgpack, with the list's warnings. Both Read and the protocol server's
-// fast path (server.go) use it.
-func readProfiles(ctx context.Context, data *providerData) (state []byte, diags diag.Diagnostics) {
+// readProfiles lists the profiles, with the list's warnings, for Read and
+// for the protocol server's fast path (server.go), which encode the state
+// each in its own way. What decoding left behind is collected before the
+// state is encoded (releaseLargeBody).
+func readProfiles(ctx context.Context, data *providerData) (list *client.List, diags diag.Diagnostics) {
 	defer func() { diags = data.redacted(diags) }()
 	list, err := data.client.ListProfiles(ctx)
 	if err != nil {
@@ -104,10 +105,8 @@ func readProfiles(ctx context.Context, data *providerData) (state []byte, diags 
 	for _, w := range list.Warnings {
 		diags.AddWarning("The service's profile list needs attention", w)
 	}
-	releaseLargeBody(list.Bytes) // what decoding left behind, before the state is allocated
-	state = profilesState(list.Profiles)
-	releaseLargeBody(list.Bytes) // the bodies, before the protocol server copies the state
-	return state, diags
+	releaseLargeBody(list.Bytes)
+	return list, diags
 }
 
 // largeBody is the size of list from which the memory its bodies held is
@@ -116,77 +115,14 @@ const largeBody = 8 << 20
 
 // releaseLargeBody collects garbage at the two points of a large list's read
 // where the most becomes garbage at once: when decoding is done, before the
-// state is allocated, and when the state is encoded, before the protocol
-// server copies it into its answer. Left to itself, the collector runs only
-// once the heap has doubled, and the process would hold the body, the state
-// and the answer at once, with the garbage of each. The freed memory goes
-// back to the system at once, too: a 25 MB answer does not fit in the pages
-// of a freed 23 MB body, so pages the process keeps would only add up. A
+// state is encoded, and when it is encoded. Left to itself, the collector
+// runs only once the heap has doubled, and the process would hold the body,
+// the state and the garbage of each at once. The freed memory goes back to
+// the system at once, too, so that pages the process keeps do not add up. A
 // collection of what is live then, mostly pointer-free buffers, takes a few
 // milliseconds.
 func releaseLargeBody(size int64) {
 	if size >= largeBody {
 		debug.FreeOSMemory()
 	}
-}
-
-// profilesState encodes the state of browserprofile_profiles, an object of
-// profile_keys (list of string) and profiles (list of objects of
-// profile_key and raw_json), in msgpack, the wire form of Terraform values,
-// straight from the decoded list into one buffer of the right size: no copy
-// of any record on the way. Attributes are in sorted order, as tftypes
-// writes them (TestProfilesState_matchesTftypes holds the two together).
-func profilesState(profiles []client.Profile) []byte {
-	size := 64
-	for _, p := range profiles {
-		size += 2*len(p.Key) + len(p.Raw) + 40
-	}
-	b := make([]byte, 0, size)
-	b = msgpackMapLen(b, 2)
-	b = msgpackStr(b, "profile_keys")
-	b = msgpackArrayLen(b, len(profiles))
-	for _, p := range profiles {
-		b = msgpackStr(b, p.Key)
-	}
-	b = msgpackStr(b, "profiles")
-	b = msgpackArrayLen(b, len(profiles))
-	for _, p := range profiles {
-		b = msgpackMapLen(b, 2)
-		b = msgpackStr(b, "profile_key")
-		b = msgpackStr(b, p.Key)
-		b = msgpackStr(b, "raw_json")
-		b = msgpackStr(b, p.Raw)
-	}
-	return b
-}
-
-// The three msgpack forms the state needs, in their shortest encodings, as
-// the msgpack specification requires of a canonical writer.
-
-func msgpackStr[T ~string | ~[]byte](b []byte, s T) []byte {
-	switch n := len(s); {
-	case n < 32:
-		b = append(b, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
-	}
-	return append(b, s...)
-}
-
-func msgpackArrayLen(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x90|byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
-}
-
-func msgpackMapLen(b []byte, n int) []byte {
-	return append(b, 0x80|byte(n)) // the state's objects have two attributes
 }

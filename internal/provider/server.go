@@ -31,7 +31,8 @@ func NewServer(version, productionURL, developmentURL string) func() (tfprotov6.
 // of the read itself (measured with BenchmarkProfilesRead). The list's
 // schema has no configurable attributes, no custom types and no blocks, so
 // none of that work can change its state; the state is encoded straight
-// from the decoded list instead (profilesState).
+// from the decoded list instead (answerState, and spliceCodec for sending
+// it).
 type server struct {
 	tfprotov6.ProviderServer
 	provider *BrowserProfileProvider
@@ -42,10 +43,11 @@ func (s *server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSour
 	if req.TypeName != profilesTypeName || data == nil {
 		return s.ProviderServer.ReadDataSource(ctx, req)
 	}
-	state, diags := readProfiles(ctx, data)
+	list, diags := readProfiles(ctx, data)
 	resp := &tfprotov6.ReadDataSourceResponse{Diagnostics: toProtoDiagnostics(diags)}
 	if !diags.HasError() {
-		resp.State = &tfprotov6.DynamicValue{MsgPack: state}
+		resp.State = &tfprotov6.DynamicValue{MsgPack: answerState(ctx, list.Profiles)}
+		releaseLargeBody(list.Bytes)
 	}
 	return resp, nil
 }

@@ -1,0 +1,120 @@
+package provider
+
+import (
+	"encoding/binary"
+	"math"
+
+	"google.golang.org/grpc/mem"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+)
+
+// profilesState encodes the state of browserprofile_profiles, an object of
+// profile_keys (list of string) and profiles (list of objects of
+// profile_key and raw_json), in msgpack, the wire form of Terraform values,
+// straight from the decoded list into one buffer of the right size: no copy
+// of any record on the way. Attributes are in sorted order, as tftypes
+// writes them (TestProfilesState_matchesTftypes holds the two together).
+func profilesState(profiles []client.Profile) []byte {
+	size := 64
+	for _, p := range profiles {
+		size += 2*len(p.Key) + len(p.Raw) + 40
+	}
+	b := make([]byte, 0, size)
+	b = msgpackMapLen(b, 2)
+	b = msgpackStr(b, "profile_keys")
+	b = msgpackArrayLen(b, len(profiles))
+	for _, p := range profiles {
+		b = msgpackStr(b, p.Key)
+	}
+	b = msgpackStr(b, "profiles")
+	b = msgpackArrayLen(b, len(profiles))
+	for _, p := range profiles {
+		b = msgpackMapLen(b, 2)
+		b = msgpackStr(b, "profile_key")
+		b = msgpackStr(b, p.Key)
+		b = msgpackStr(b, "raw_json")
+		b = msgpackStr(b, p.Raw)
+	}
+	return b
+}
+
+// profilesStateParts is profilesState in parts, for an answer spliceCodec
+// sends: the head (everything up to the first profile object, the keys
+// included) and, after two empty slots the codec fills, each profile object
+// as its framing, from one shared buffer, and its record, which stays where
+// the response body holds it. Nothing of the body is copied: the process
+// holds the body and the framing, not the body and a copy of it. sent is
+// called when the transport is done with the last framing.
+func profilesStateParts(profiles []client.Profile, sent func()) (head []byte, rest mem.BufferSlice) {
+	size, framing := 32, 0
+	for _, p := range profiles {
+		size += len(p.Key) + 5
+		framing += len(p.Key) + 32
+	}
+	head = make([]byte, 0, size)
+	head = msgpackMapLen(head, 2)
+	head = msgpackStr(head, "profile_keys")
+	head = msgpackArrayLen(head, len(profiles))
+	for _, p := range profiles {
+		head = msgpackStr(head, p.Key)
+	}
+	head = msgpackStr(head, "profiles")
+	head = msgpackArrayLen(head, len(profiles))
+
+	rest = make(mem.BufferSlice, 2, 2+2*len(profiles))
+	buf := make([]byte, 0, framing+freeHook)
+	for i, p := range profiles {
+		start := len(buf)
+		buf = msgpackMapLen(buf, 2)
+		buf = msgpackStr(buf, "profile_key")
+		buf = msgpackStr(buf, p.Key)
+		buf = msgpackStr(buf, "raw_json")
+		buf = msgpackStrHeader(buf, len(p.Raw))
+		framing := mem.Buffer(mem.SliceBuffer(buf[start:len(buf):len(buf)]))
+		if i == len(profiles)-1 {
+			// Pooled, so that the transport says when it is done with it:
+			// gRPC pools only buffers with room for a kilobyte.
+			last := buf[start:len(buf):cap(buf)]
+			framing = mem.NewBuffer(&last, onFree{sent})
+		}
+		rest = append(rest, framing, mem.SliceBuffer(p.Raw))
+	}
+	return head, rest
+}
+
+// freeHook is the room the last framing needs for gRPC to pool it.
+const freeHook = 1 << 10
+
+// The msgpack forms the state needs, in their shortest encodings, as
+// the msgpack specification requires of a canonical writer.
+
+func msgpackStr[T ~string | ~[]byte](b []byte, s T) []byte {
+	return append(msgpackStrHeader(b, len(s)), s...)
+}
+
+func msgpackStrHeader(b []byte, n int) []byte {
+	switch {
+	case n < 32:
+		return append(b, 0xa0|byte(n))
+	case n <= math.MaxUint8:
+		return append(b, 0xd9, byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
+}
+
+func msgpackArrayLen(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, 0x90|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
+}
+
+func msgpackMapLen(b []byte, n int) []byte {
+	return append(b, 0x80|byte(n)) // the state's objects have two attributes
+}
