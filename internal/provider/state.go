@@ -20,7 +20,16 @@ func profilesState(profiles []client.Profile) []byte {
 	for _, p := range profiles {
 		size += 2*len(p.Key) + len(p.Raw) + 40
 	}
-	b := make([]byte, 0, size)
+	b := appendStateHead(make([]byte, 0, size), profiles)
+	for _, p := range profiles {
+		b = append(appendFraming(b, p), p.Raw...)
+	}
+	return b
+}
+
+// appendStateHead appends the state up to its first profile object: the
+// object's header, profile_keys with every key, and the header of profiles.
+func appendStateHead(b []byte, profiles []client.Profile) []byte {
 	b = msgpackMapLen(b, 2)
 	b = msgpackStr(b, "profile_keys")
 	b = msgpackArrayLen(b, len(profiles))
@@ -28,15 +37,17 @@ func profilesState(profiles []client.Profile) []byte {
 		b = msgpackStr(b, p.Key)
 	}
 	b = msgpackStr(b, "profiles")
-	b = msgpackArrayLen(b, len(profiles))
-	for _, p := range profiles {
-		b = msgpackMapLen(b, 2)
-		b = msgpackStr(b, "profile_key")
-		b = msgpackStr(b, p.Key)
-		b = msgpackStr(b, "raw_json")
-		b = msgpackStr(b, p.Raw)
-	}
-	return b
+	return msgpackArrayLen(b, len(profiles))
+}
+
+// appendFraming appends a profile object up to its record: the object's
+// header, profile_key, and raw_json's name and string header.
+func appendFraming(b []byte, p client.Profile) []byte {
+	b = msgpackMapLen(b, 2)
+	b = msgpackStr(b, "profile_key")
+	b = msgpackStr(b, p.Key)
+	b = msgpackStr(b, "raw_json")
+	return msgpackStrHeader(b, len(p.Raw))
 }
 
 // profilesStateParts is profilesState in parts, for an answer spliceCodec
@@ -52,25 +63,13 @@ func profilesStateParts(profiles []client.Profile, sent func()) (head []byte, re
 		size += len(p.Key) + 5
 		framing += len(p.Key) + 32
 	}
-	head = make([]byte, 0, size)
-	head = msgpackMapLen(head, 2)
-	head = msgpackStr(head, "profile_keys")
-	head = msgpackArrayLen(head, len(profiles))
-	for _, p := range profiles {
-		head = msgpackStr(head, p.Key)
-	}
-	head = msgpackStr(head, "profiles")
-	head = msgpackArrayLen(head, len(profiles))
+	head = appendStateHead(make([]byte, 0, size), profiles)
 
 	rest = make(mem.BufferSlice, 2, 2+2*len(profiles))
 	buf := make([]byte, 0, framing+freeHook)
 	for i, p := range profiles {
 		start := len(buf)
-		buf = msgpackMapLen(buf, 2)
-		buf = msgpackStr(buf, "profile_key")
-		buf = msgpackStr(buf, p.Key)
-		buf = msgpackStr(buf, "raw_json")
-		buf = msgpackStrHeader(buf, len(p.Raw))
+		buf = appendFraming(buf, p)
 		framing := mem.Buffer(mem.SliceBuffer(buf[start:len(buf):len(buf)]))
 		if i == len(profiles)-1 {
 			// Pooled, so that the transport says when it is done with it:
