@@ -159,8 +159,9 @@ func (c spliceCodec) Marshal(v any) (mem.BufferSlice, error) {
 		return c.CodecV2.Marshal(v)
 	}
 	parts := mem.BufferSlice{nil, nil}
-	if r, ok := spliced.LoadAndDelete(uintptr(unsafe.Pointer(unsafe.SliceData(head)))); ok && r.(splicedRest).headLen == len(head) {
-		parts = r.(splicedRest).rest
+	r, _ := spliced.LoadAndDelete(uintptr(unsafe.Pointer(unsafe.SliceData(head))))
+	if r, ok := r.(splicedRest); ok && r.headLen == len(head) {
+		parts = r.rest
 		splicedInParts.Add(1)
 	} else if len(head) < spliceFrom {
 		return c.CodecV2.Marshal(v)

@@ -30,7 +30,7 @@ func profilesState(profiles []client.Profile) []byte {
 // appendStateHead appends the state up to its first profile object: the
 // object's header, profile_keys with every key, and the header of profiles.
 func appendStateHead(b []byte, profiles []client.Profile) []byte {
-	b = msgpackMapLen(b, 2)
+	b = msgpackMap2(b)
 	b = msgpackStr(b, "profile_keys")
 	b = msgpackArrayLen(b, len(profiles))
 	for _, p := range profiles {
@@ -43,7 +43,7 @@ func appendStateHead(b []byte, profiles []client.Profile) []byte {
 // appendFraming appends a profile object up to its record: the object's
 // header, profile_key, and raw_json's name and string header.
 func appendFraming(b []byte, p client.Profile) []byte {
-	b = msgpackMapLen(b, 2)
+	b = msgpackMap2(b)
 	b = msgpackStr(b, "profile_key")
 	b = msgpackStr(b, p.Key)
 	b = msgpackStr(b, "raw_json")
@@ -114,6 +114,8 @@ func msgpackArrayLen(b []byte, n int) []byte {
 	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
 }
 
-func msgpackMapLen(b []byte, n int) []byte {
-	return append(b, 0x80|byte(n)) // the state's objects have two attributes
+// msgpackMap2 is the header of a map of two entries: the state and its
+// profile objects each have two attributes.
+func msgpackMap2(b []byte) []byte {
+	return append(b, 0x80|2)
 }
