@@ -53,6 +53,7 @@ type throttle struct {
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // responses accepted since lastCut
 	blocked     int         // events in a row with nothing accepted in between
+	windowed    bool        // the service has refused everything for a while: a fixed window
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	accepted    []time.Time // times of accepted requests within measureWindow
 }
@@ -192,6 +193,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		// Held back for a probe's time, doubling, and no longer than
 		// Retry-After; should that go on, the pace is halved too.
 		t.blocked++
+		t.windowed = true
 		hold := min(wait, probeGap<<min(t.blocked-1, 4))
 		if t.blocked > 2 {
 			next = pace / 2
@@ -207,7 +209,16 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		// as rate.
 		from := later(t.lastCut, now.Add(-measureWindow))
 		measured := rate.Limit(float64(acceptedSince(t.accepted, from)) / now.Sub(from).Seconds())
-		if t.known == 0 || pace < settle*t.known {
+		if t.windowed {
+			// A fixed window (it has refused everything for a while):
+			// also what it accepted in the last second, most of the
+			// window it has just spent, however long ago the last event
+			// was; the time since then holds the window's idle rest. An
+			// overstatement is soon corrected by the next event; an
+			// understatement would hold the pace low.
+			last := later(t.lastCut, now.Add(-throttleWindow))
+			measured = max(measured, rate.Limit(float64(acceptedSince(t.accepted, last))/throttleWindow.Seconds()))
+		} else if t.known == 0 || pace < settle*t.known {
 			// Refused while climbing quickly: the step before this one
 			// was accepted, and while the pace climbed, a bucket of one
 			// wasted what the accepted count misses.
@@ -251,7 +262,7 @@ func (t *throttle) grow(now time.Time) {
 	// A pace the requests do not keep up with is not what holds them back:
 	// raising it would only take it further from what the service was seen
 	// to accept.
-	binding := float64(t.sent) >= 0.8*float64(limit)*step.Seconds()
+	binding := float64(t.sent) >= 0.9*float64(limit)*step.Seconds()
 	t.stepStart, t.sent = now, 0
 	if !binding {
 		return
