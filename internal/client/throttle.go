@@ -51,7 +51,7 @@ type throttle struct {
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
 	stepStart   time.Time   // since when sent counts
 	sent        int         // requests sent since stepStart
-	sinceCut    int         // responses accepted since lastCut
+	sinceCut    int         // requests sent since lastCut and accepted
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a fixed window
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
@@ -63,7 +63,7 @@ const (
 	measureWindow      = 2 * time.Second        // the longest span a later estimate is measured over
 	probeGap           = 250 * time.Millisecond // the first hold while the service refuses everything
 	minInterval        = 250 * time.Millisecond // between events, for the accepted rate to mean something
-	earlyCut           = 0.9                    // of the pace, for a 429 too soon after an event to measure
+	earlyCut           = 0.8                    // of the pace, for a 429 too soon after an event to measure
 	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb
 	firstCut           = 0.7                    // of the rate accepted until the first 429, burst included
 	settle             = 0.97                   // of the rate accepted between two events
@@ -165,7 +165,9 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.accepted = append(t.accepted, now)
-		t.sinceCut++
+		if !sent.Before(t.lastCut) {
+			t.sinceCut++ // sent at the pace last set: the service accepts that much
+		}
 		return
 	}
 	wait, ok := retryAfter(resp.Header, now)
