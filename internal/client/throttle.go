@@ -181,9 +181,16 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	next := pace
 	switch {
 	case t.lastCut.IsZero():
-		// When every request of the first moment was refused, nothing
-		// was measured: start from one request per slot a second.
-		measured := rate.Limit(float64(acceptedSince(t.accepted, now.Add(-throttleWindow))) / throttleWindow.Seconds())
+		// The rate accepted so far in the last second, over the time it
+		// took, or half a second at least, as a burst spent at once would
+		// otherwise pass for many times the rate. When every request of
+		// the first moment was refused, nothing was measured: start from
+		// one request per slot a second.
+		span := throttleWindow
+		if len(t.accepted) > 0 {
+			span = max(now.Sub(later(t.accepted[0], now.Add(-throttleWindow))), throttleWindow/2)
+		}
+		measured := rate.Limit(float64(acceptedSince(t.accepted, now.Add(-throttleWindow))) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
