@@ -22,7 +22,7 @@ export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISAB
 
 failed=0
 for cli in "$@"; do
-  version="$("$cli" version | head -n 1)"
+  version="$("$cli" version | sed -n 1p)" # sed reads it all: under pipefail, head could make the CLI die of SIGPIPE
   if [[ "$version" =~ ^Terraform\ v1\.[0-6]\. ]] || [[ "$version" =~ ^OpenTofu\ v1\.[0-7]\. ]]; then
     echo "skipped: $version has no mock_provider"
     continue
