@@ -227,6 +227,9 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 			// understatement would hold the pace low.
 			last := later(t.lastCut, now.Add(-throttleWindow))
 			measured = max(measured, rate.Limit(float64(acceptedSince(t.accepted, last))/throttleWindow.Seconds()))
+			// And the window is spent again: hold every request back at
+			// once, rather than after a probe is refused too.
+			t.pausedUntil = later(t.pausedUntil, now.Add(min(wait, probeGap)))
 		} else if t.known == 0 || pace < settle*t.known {
 			// Refused while climbing quickly: the step before this one
 			// was accepted, and while the pace climbed, a bucket of one
