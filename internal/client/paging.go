@@ -330,7 +330,8 @@ func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError 
 }
 
 // keep adds the page's profiles not seen before and returns how many there
-// were. When a page repeats records, the new ones are copied out of its body,
+// were. When a page repeats records, the new ones (and the keys of records
+// sent again differently) are copied out of its body,
 // so that a service repeating a large page cannot make the client hold every
 // copy; the bytes held stay within the body limit.
 func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
@@ -350,12 +351,13 @@ func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 		if i, ok := p.index[q.Key]; ok {
 			p.dupes++
 			if !bytes.Equal(p.list.Profiles[i].Raw, q.Raw) {
-				p.conflicts = append(p.conflicts, q.Key)
+				p.conflicts = append(p.conflicts, strings.Clone(q.Key))
 			}
 			continue
 		}
 		if repeats {
-			q.Raw = bytes.Clone(q.Raw)
+			// The key too: it may share the body's bytes (unquoteShared).
+			q.Key, q.Raw = strings.Clone(q.Key), bytes.Clone(q.Raw)
 			p.retained += int64(len(q.Raw))
 		}
 		p.index[q.Key] = len(p.list.Profiles)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
@@ -189,6 +190,37 @@ func TestListProfiles_describedCursorWithoutParameter(t *testing.T) {
 	list, err := c.ListProfiles(context.Background())
 	if err != nil || list.Incomplete == nil || !strings.Contains(list.Incomplete.Reason, "next_param") {
 		t.Errorf("incomplete %v, err %v", list.Incomplete, err)
+	}
+}
+
+// A page that repeats records is not held: what is kept of it, keys
+// included (they may share a body's bytes), is copied out of its body.
+func TestPager_keepsNothingOfARepeatingPagesBody(t *testing.T) {
+	t.Parallel()
+	p := &pager{c: &Client{cfg: Config{MaxBodyBytes: 1 << 20}}}
+	decode := func(body []byte) []Profile {
+		page, err := decodeListPage(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.profiles
+	}
+	first := []byte(`[{"profile_key":"a"},{"profile_key":"b","v":1}]`)
+	if _, err := p.keep(decode(first), first); err != nil {
+		t.Fatal(err)
+	}
+	again := []byte(`[{"profile_key":"b","v":2},{"profile_key":"c"}]`)
+	if _, err := p.keep(decode(again), again); err != nil {
+		t.Fatal(err)
+	}
+	inside := func(b *byte) bool {
+		at := uintptr(unsafe.Pointer(b))
+		return at >= uintptr(unsafe.Pointer(&again[0])) && at <= uintptr(unsafe.Pointer(&again[len(again)-1]))
+	}
+	kept := p.list.Profiles[len(p.list.Profiles)-1]
+	if kept.Key != "c" || inside(unsafe.StringData(kept.Key)) || inside(&kept.Raw[0]) ||
+		len(p.conflicts) != 1 || inside(unsafe.StringData(p.conflicts[0])) {
+		t.Errorf("kept %q %s, conflicts %q: something still points into the repeating page's body", kept.Key, kept.Raw, p.conflicts)
 	}
 }
 
