@@ -26,18 +26,20 @@ type bodyBudget struct {
 type budgetKey struct{}
 
 // withBodyBudget starts a client call's share; done gives it back.
-func (c *Client) withBodyBudget(ctx context.Context) (context.Context, func()) {
+func (c *Client) withBodyBudget(ctx context.Context) (_ context.Context, done func()) {
 	b := &bodyBudget{sem: c.bodies, max: c.cfg.MaxBodyBytes}
-	return context.WithValue(ctx, budgetKey{}, b), func() { b.releaseSince(0) }
+	return context.WithValue(ctx, budgetKey{}, b), b.releaseAll
 }
 
-// budgetFrom returns the call's share, or a share of its own for a request
-// made outside one.
-func budgetFrom(ctx context.Context, c *Client) *bodyBudget {
+// budgetFrom returns the call's share, or, for a request made outside one,
+// a share of its own with the function that gives it back when the request
+// is done: a share nobody gave back would shrink the budget for good.
+func budgetFrom(ctx context.Context, c *Client) (_ *bodyBudget, done func()) {
 	if b, ok := ctx.Value(budgetKey{}).(*bodyBudget); ok {
-		return b
+		return b, func() {}
 	}
-	return &bodyBudget{sem: c.bodies, max: c.cfg.MaxBodyBytes}
+	b := &bodyBudget{sem: c.bodies, max: c.cfg.MaxBodyBytes}
+	return b, b.releaseAll
 }
 
 // take reserves n more bytes, or fails when the reads in flight hold too much.
@@ -58,6 +60,8 @@ func (b *bodyBudget) mark() int64 {
 	defer b.mu.Unlock()
 	return b.held
 }
+
+func (b *bodyBudget) releaseAll() { b.releaseSince(0) }
 
 func (b *bodyBudget) releaseSince(mark int64) {
 	b.mu.Lock()

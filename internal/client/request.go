@@ -101,7 +101,8 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	// The body is read inside the retry loop, so that a connection dropped
 	// halfway through a body is retried like one dropped before it.
 	var body []byte
-	budget := budgetFrom(ctx, c)
+	budget, done := budgetFrom(ctx, c)
+	defer done()
 	req.SetResponseHandler(func(resp *http.Response) error {
 		var err error
 		body, err = readBody(resp, c.cfg.MaxBodyBytes, budget)
