@@ -92,18 +92,14 @@ func willSplice(ctx context.Context) bool {
 }
 
 // answerState encodes browserprofile_profiles' state for the answer to a
-// call: in parts for spliceCodec when the call allows it and the state is
-// large, in one buffer otherwise.
-func answerState(ctx context.Context, profiles []client.Profile) []byte {
-	size := 0
-	for _, p := range profiles {
-		size += len(p.Raw)
-	}
-	if size < spliceFrom || !willSplice(ctx) {
-		return profilesState(profiles)
+// call: in parts for spliceCodec when the call allows it and the list was
+// read from large bodies, in one buffer otherwise.
+func answerState(ctx context.Context, list *client.List) []byte {
+	if list.Bytes < spliceFrom || !willSplice(ctx) {
+		return profilesState(list.Profiles)
 	}
 	sent := collectOftenWhileSending()
-	head, rest := profilesStateParts(profiles, sent)
+	head, rest := profilesStateParts(list.Profiles, sent)
 	spliceLater(head, rest, sent)
 	return head
 }

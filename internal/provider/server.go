@@ -46,7 +46,7 @@ func (s *server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSour
 	list, diags := readProfiles(ctx, data)
 	resp := &tfprotov6.ReadDataSourceResponse{Diagnostics: toProtoDiagnostics(diags)}
 	if !diags.HasError() {
-		resp.State = &tfprotov6.DynamicValue{MsgPack: answerState(ctx, list.Profiles)}
+		resp.State = &tfprotov6.DynamicValue{MsgPack: answerState(ctx, list)}
 		releaseLargeBody(list.Bytes)
 	}
 	return resp, nil
