@@ -14,11 +14,12 @@ trap 'stop_standin; rm -rf "$tmp"' EXIT
 
 (cd "$root" && go build -o "$tmp/bin/terraform-provider-browserprofile" . && go build -o "$tmp/standin" ./cmd/standin)
 write_dev_overrides "$tmp/terraformrc" "$tmp/bin"
-start_standin "$tmp"
-# The tests read the stand-in's production environment, as `make standin` sets it up.
-export BROWSERPROFILE_ENVIRONMENT=production BROWSERPROFILE_BASE_URL="$STANDIN_PRODUCTION_BASE_URL" BROWSERPROFILE_API_TOKEN="$STANDIN_PRODUCTION_TOKEN"
-export TF_VAR_browserprofile_token="$STANDIN_PRODUCTION_TOKEN"
-export TF_CLI_CONFIG_FILE="$tmp/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
+# The tests read the stand-in's production environment through the very file
+# `make standin` tells users to source.
+start_standin "$tmp" -shell-file "$tmp/shell.sh" -cli-config "$tmp/terraformrc"
+# shellcheck disable=SC1091
+. "$tmp/shell.sh"
+export TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 
 failed=0
 for cli in "$@"; do

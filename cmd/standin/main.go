@@ -96,6 +96,17 @@ func main() {
 	for _, env := range opts.Environments {
 		fmt.Printf("%s: %s/%s/api/v1 (%d profiles)\n", env.Name, base, env.Name, len(env.Profiles))
 	}
+	if *shellFile != "" {
+		if err := writeShellFile(*shellFile, *cliConfig, base); err != nil {
+			log.Fatalf("standin: %v", err)
+		}
+		fmt.Printf("\nIn another shell, paste this line to point Terraform at the stand-in and at the provider just built:\n\n  source %s\n\n"+
+			"Then terraform plan works in any folder, with no terraform init: the README's Usage example reads the production environment.\n"+
+			"Ctrl-C stops the stand-in.\n\n", *shellFile)
+	}
+
+	// Written last: scripts wait for it as the sign that the stand-in is up
+	// and every file it writes is there.
 	if *envFile != "" {
 		vars := []string{
 			"BROWSERPROFILE_ENVIRONMENT=development",
@@ -107,15 +118,6 @@ func main() {
 		if err := os.WriteFile(*envFile, []byte(strings.Join(vars, "\n")+"\n"), 0o600); err != nil {
 			log.Fatalf("standin: %v", err)
 		}
-	}
-
-	if *shellFile != "" {
-		if err := writeShellFile(*shellFile, *cliConfig, base); err != nil {
-			log.Fatalf("standin: %v", err)
-		}
-		fmt.Printf("\nIn another shell, paste this line to point Terraform at the stand-in and at the provider just built:\n\n  source %s\n\n"+
-			"Then terraform plan works in any folder, with no terraform init: the README's Usage example reads the production environment.\n"+
-			"Ctrl-C stops the stand-in.\n\n", *shellFile)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
