@@ -288,7 +288,7 @@ provider "browserprofile" {
 `, srv.URL+"/development/api/v1", tc.block)+reads+map[bool]string{false: missing, true: ""}[tc.apply])
 			logFile := filepath.Join(w.dir, "trace.log")
 			env := []string{"TF_LOG=trace", "TF_LOG_PATH=" + logFile}
-			if tc.block == "" || !strings.Contains(tc.block, "api_token") {
+			if !strings.Contains(tc.block, "api_token") {
 				env = append(env, "BROWSERPROFILE_API_TOKEN="+awkwardToken)
 			}
 			cmd := []string{"plan", "-input=false", "-no-color"}
