@@ -462,8 +462,10 @@ func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
 // 429s to requests sent before the pace was set were in flight: they are
 // the same event, and change nothing. A 429 to a request sent after it, with
 // nothing accepted in between, means the service refuses everything for now
-// (a fixed window spent): every request is held back, briefly, then twice as
-// long, never past Retry-After, and the pace is not learnt from it.
+// (a fixed window spent): every request is held back until the window's
+// wall-clock second ends; should a probe then be refused too, for twice a
+// probe's time, then twice that, never past Retry-After, and the pace is not
+// learnt from it.
 func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
@@ -476,11 +478,17 @@ func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testi
 	if th.pace != first || th.pausedUntil.After(time.Now()) {
 		t.Fatalf("refusals in flight moved the pace from %v to %v, or held requests until %v", first, th.pace, th.pausedUntil)
 	}
-	for i, want := range []time.Duration{probeGap, 2 * probeGap, time.Second} {
+	start := time.Now()
+	th.observe(refused, start)
+	if end := th.pausedUntil; !end.After(start) || end.Sub(start) > time.Second+windowMargin || end.Nanosecond() != int(windowMargin) {
+		t.Errorf("a window spent at %v held requests until %v, want %v after the next whole second", start, end, windowMargin)
+	}
+	for i, want := range []time.Duration{2 * probeGap, time.Second} {
+		th.pausedUntil = time.Time{}
 		start := time.Now()
 		th.observe(refused, start)
 		if held := th.pausedUntil.Sub(start); held < want || held > want+50*time.Millisecond {
-			t.Errorf("refusal %d with nothing accepted held requests for %v, want %v", i+1, held, want)
+			t.Errorf("refusal %d with nothing accepted held requests for %v, want %v", i+2, held, want)
 		}
 	}
 	if th.pace != first/2 {
@@ -528,5 +536,63 @@ func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	}
 	if th.pausedUntil.After(time.Now().Add(2 * time.Second)) {
 		t.Errorf("the pause outlasts the Retry-After: until %v", th.pausedUntil)
+	}
+}
+
+// Before the first 429 nothing is paced, but a request waits for an answer
+// to the one sent before it, or for firstSpacing: a bucket of one refuses
+// the second of ten requests sent at once, and its 429 must come back
+// before the other eight are sent.
+func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	if wait := time.Until(th.due()); wait > 0 {
+		t.Fatalf("the first request waits %v", wait)
+	}
+	release, err := th.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	sent := th.lastSent
+	if got := th.due().Sub(sent); got != firstSpacing {
+		t.Errorf("with the last request unanswered the next is due %v after it, want %v", got, firstSpacing)
+	}
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent.Add(-time.Millisecond))
+	if got := th.due().Sub(sent); got != firstSpacing {
+		t.Errorf("an answer to an earlier request made the next due %v after the last, want %v", got, firstSpacing)
+	}
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent)
+	if wait := time.Until(th.due()); wait > 0 {
+		t.Errorf("with the last request answered the next still waits %v", wait)
+	}
+	select {
+	case <-th.wake:
+	default:
+		t.Error("the answer did not wake a request waiting for it")
+	}
+}
+
+// Fixed windows are counted per whole wall-clock second, minute or hour,
+// and Retry-After is rounded up to whole seconds (or names the second as a
+// date): the window reopens at the last whole second up to now plus
+// Retry-After.
+func TestWindowEnd(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 12, 0, 3, 548e6, time.UTC)
+	for _, tc := range []struct {
+		name string
+		wait time.Duration
+		want time.Time
+	}{
+		{"seconds, rounded up", time.Second, time.Date(2026, 11, 23, 12, 0, 4, 0, time.UTC).Add(windowMargin)},
+		{"a date", 452 * time.Millisecond, time.Date(2026, 11, 23, 12, 0, 4, 0, time.UTC).Add(windowMargin)},
+		{"a minute's window", 57 * time.Second, time.Date(2026, 11, 23, 12, 1, 0, 0, time.UTC).Add(windowMargin)},
+		{"no whole second ahead", 300 * time.Millisecond, now.Add(probeGap)},
+		{"none at all", 0, now},
+	} {
+		if got := windowEnd(now, tc.wait); !got.Equal(tc.want) {
+			t.Errorf("%s: windowEnd(%v) = %v, want %v", tc.name, tc.wait, got, tc.want)
+		}
 	}
 }

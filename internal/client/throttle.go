@@ -19,8 +19,9 @@ import (
 //   - after the service's first 429, paces requests at the rate it was seen
 //     to accept, follows that rate up while the service keeps accepting and
 //     down when it refuses again,
-//   - and holds every request back while the service refuses everything, or
-//     asks for a real pause (a Retry-After longer than a rounding).
+//   - and holds every request back while the service refuses everything (a
+//     fixed window spent: until the wall-clock second it reopens), or asks
+//     for a real pause (a Retry-After longer than a rounding).
 //
 // Services limit with token buckets (a rate, and a burst they allow on top)
 // or fixed windows, and round Retry-After up to whole seconds, so a 429 says
@@ -32,6 +33,14 @@ import (
 // the next 429, and from then on stays just under the rate measured between
 // the last two, growing only gently.
 //
+// Before the first 429 nothing is paced, but requests do not all go at
+// once either: each waits for an answer to the one sent before it, or for
+// firstSpacing. A service that refuses the second of ten simultaneous
+// requests (a bucket of one), or whose fixed window runs out mid-wave,
+// would otherwise refuse all that were already sent; an unlimited one
+// answers within a millisecond or two, and what Terraform offers (some 70
+// reads a second) is far below one every firstSpacing.
+//
 // Each request is spaced from the one actually sent before it, not from a
 // schedule: a request that wakes late must not send the next one early, as
 // a service with a burst of one refuses any two requests closer than its
@@ -41,12 +50,14 @@ import (
 type throttle struct {
 	slots   chan struct{}
 	turn    chan struct{} // held by the one request waiting for the pace
+	wake    chan struct{} // an answer came: the request waiting may go sooner
 	ceiling rate.Limit    // rate.Inf when the user set none
 	maxWait time.Duration
 
 	mu          sync.Mutex
 	pace        rate.Limit // requests per second; rate.Inf before the first 429
 	lastSent    time.Time
+	answered    bool // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
 	stepStart   time.Time   // since when sent counts
@@ -71,6 +82,8 @@ const (
 	slowGrowth         = 0.002                  // per step, around known: 1% a second, doubling every two quiet seconds
 	roundingPause      = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
 	quietBeforeProbing = 2 * time.Second        // after an event, before the pace grows past settle × known
+	firstSpacing       = 5 * time.Millisecond   // before the first 429, between requests sent with no answer between
+	windowMargin       = 20 * time.Millisecond  // after a fixed window's end, for the service's clock
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -81,6 +94,7 @@ func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Dura
 	return &throttle{
 		slots:   make(chan struct{}, maxConcurrent),
 		turn:    make(chan struct{}, 1),
+		wake:    make(chan struct{}, 1),
 		ceiling: ceiling,
 		maxWait: maxWait,
 		pace:    ceiling,
@@ -118,6 +132,8 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
+		case <-t.wake:
+			timer.Stop()
 		case <-ctx.Done():
 			timer.Stop()
 			release()
@@ -125,21 +141,25 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		}
 	}
 	t.mu.Lock()
-	t.lastSent = time.Now()
+	t.lastSent, t.answered = time.Now(), false
 	t.sent++
 	t.mu.Unlock()
 	return release, nil
 }
 
 // due is when the next request may go: after any pause, and one interval of
-// the pace after the last one sent. The pace may change while a request
-// waits, so it is read afresh each time.
+// the pace after the last one sent; before the first 429, once the last one
+// sent is answered, or firstSpacing after it. The pace may change while a
+// request waits, so it is read afresh each time.
 func (t *throttle) due() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	at := t.pausedUntil
-	if t.pace != rate.Inf {
+	switch {
+	case t.pace != rate.Inf:
 		at = later(at, t.lastSent.Add(time.Duration(float64(time.Second)/float64(t.pace))))
+	case !t.answered:
+		at = later(at, t.lastSent.Add(firstSpacing))
 	}
 	return at
 }
@@ -162,6 +182,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.accepted = trimBefore(t.accepted, now.Add(-measureWindow))
+	if !sent.Before(t.lastSent) {
+		t.answered = true
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
 
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.accepted = append(t.accepted, now)
@@ -200,10 +227,23 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		return
 	case t.sinceCut == 0:
 		// Held back for a probe's time, doubling, and no longer than
-		// Retry-After; should that go on, the pace is halved too.
+		// Retry-After; should that go on, the pace is halved too. The
+		// first time, this is a fixed window spent: held until it
+		// reopens, and paced from then on below what it accepted in
+		// the last second, most of the window just spent, rather than
+		// climbing from the first estimate to spend the next one early.
 		t.blocked++
-		t.windowed = true
 		hold := min(wait, probeGap<<min(t.blocked-1, 4))
+		if !t.windowed {
+			t.windowed = true
+			if ok {
+				hold = windowEnd(now, wait).Sub(now)
+			}
+			if t.known == 0 {
+				t.known = rate.Limit(acceptedSince(t.accepted, now.Add(-throttleWindow)))
+				next = max(settle*t.known, next)
+			}
+		}
 		if t.blocked > 2 {
 			next = pace / 2
 		}
@@ -228,13 +268,18 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 			last := later(t.lastCut, now.Add(-throttleWindow))
 			measured = max(measured, rate.Limit(float64(acceptedSince(t.accepted, last))/throttleWindow.Seconds()))
 			// And the window is spent again: hold every request back at
-			// once, rather than after a probe is refused too.
-			t.pausedUntil = later(t.pausedUntil, now.Add(min(wait, probeGap)))
+			// once until it reopens, rather than after a probe is refused
+			// too.
+			hold := now.Add(min(wait, probeGap))
+			if ok {
+				hold = windowEnd(now, wait)
+			}
+			t.pausedUntil = later(t.pausedUntil, hold)
 		} else if t.known == 0 || pace < settle*t.known {
 			// Refused while climbing quickly: the step before this one
 			// was accepted, and while the pace climbed, a bucket of one
 			// wasted what the accepted count misses.
-			measured = max(measured, pace/fastGrowth)
+			measured = max(measured, pace/rate.Limit(math.Sqrt(fastGrowth)))
 		}
 		t.known = measured
 		next = settle * t.known
@@ -248,6 +293,20 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	if wait > roundingPause && wait <= t.maxWait {
 		t.pausedUntil = later(t.pausedUntil, now.Add(wait))
 	}
+}
+
+// windowEnd is when a fixed window spent at now reopens, given the
+// Retry-After it sent. Fixed windows are counted per whole wall-clock second
+// (or minute, or hour) and Retry-After is rounded up to whole seconds, so
+// the window ends at the last whole second up to now plus Retry-After; an
+// HTTP date names that second. A little later, for the service's clock; and
+// if that second is already past, after a probe's time.
+func windowEnd(now time.Time, wait time.Duration) time.Time {
+	end := now.Add(wait).Truncate(time.Second)
+	if !end.After(now) {
+		return now.Add(min(wait, probeGap))
+	}
+	return end.Add(windowMargin)
 }
 
 func later(a, b time.Time) time.Time {
@@ -273,8 +332,9 @@ func (t *throttle) grow(now time.Time) {
 	}
 	// A pace the requests do not keep up with is not what holds them back:
 	// raising it would only take it further from what the service was seen
-	// to accept.
-	binding := float64(t.sent) >= 0.9*float64(limit)*step.Seconds()
+	// to accept. Give or take one request: at a slow pace, a step holds
+	// less than two of its intervals.
+	binding := float64(t.sent+1) >= 0.9*float64(limit)*step.Seconds()
 	t.stepStart, t.sent = now, 0
 	if !binding {
 		return
