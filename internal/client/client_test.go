@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 const testToken = "tok-abcdef123456"
@@ -593,6 +596,35 @@ func TestWindowEnd(t *testing.T) {
 	} {
 		if got := windowEnd(now, tc.wait); !got.Equal(tc.want) {
 			t.Errorf("%s: windowEnd(%v) = %v, want %v", tc.name, tc.wait, got, tc.want)
+		}
+	}
+}
+
+// Refused while climbing from the first estimate, the pace falls back to
+// the step before, which was accepted; for a bucket of one or two (the
+// first 429 came after two requests or fewer), which refuses a step above
+// its rate almost at once, to between the two steps.
+func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *testing.T) {
+	t.Parallel()
+	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+	for _, tc := range []struct {
+		name     string
+		accepted int
+		want     rate.Limit
+	}{
+		{"a bucket of one", 1, 60 / rate.Limit(math.Sqrt(fastGrowth))},
+		{"a bucket of twenty", 20, 60 / fastGrowth},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		start := time.Now().Add(-900 * time.Millisecond)
+		for i := range tc.accepted {
+			th.accepted = append(th.accepted, start.Add(time.Duration(i)*time.Millisecond))
+		}
+		th.observe(refused, start.Add(500*time.Millisecond))
+		th.lastCut, th.sinceCut, th.pace = start, 5, 60 // climbed since, to 60 a second
+		th.observe(refused, time.Now())
+		if got := th.known; math.Abs(float64(got-tc.want)) > 0.01 {
+			t.Errorf("%s: after a climb refused at 60/s the known rate is %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

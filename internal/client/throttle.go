@@ -65,6 +65,7 @@ type throttle struct {
 	sinceCut    int         // requests sent since lastCut and accepted
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a fixed window
+	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	accepted    []time.Time // times of accepted requests within measureWindow
 }
@@ -217,8 +218,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		if len(t.accepted) > 0 {
 			span = max(now.Sub(later(t.accepted[0], now.Add(-throttleWindow))), throttleWindow/2)
 		}
-		measured := rate.Limit(float64(acceptedSince(t.accepted, now.Add(-throttleWindow))) / span.Seconds())
+		accepted := acceptedSince(t.accepted, now.Add(-throttleWindow))
+		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
+		t.smallBucket = accepted <= 2
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
@@ -277,9 +280,16 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 			t.pausedUntil = later(t.pausedUntil, hold)
 		} else if t.known == 0 || pace < settle*t.known {
 			// Refused while climbing quickly: the step before this one
-			// was accepted, and while the pace climbed, a bucket of one
-			// wasted what the accepted count misses.
-			measured = max(measured, pace/rate.Limit(math.Sqrt(fastGrowth)))
+			// was accepted, and while the pace climbed, a bucket that
+			// was full wasted what the accepted count misses. A bucket of
+			// one or two refuses a step above its rate almost at once,
+			// so its limit lies between the two steps; a larger one may
+			// have accepted the step before on its burst alone.
+			floor := pace / fastGrowth
+			if t.smallBucket {
+				floor = pace / rate.Limit(math.Sqrt(fastGrowth))
+			}
+			measured = max(measured, floor)
 		}
 		t.known = measured
 		next = settle * t.known
