@@ -61,6 +61,7 @@ func main() {
 	flag.IntVar(&opts.RateBurst, "rate-burst", 0, "the rate limit's token bucket size (default: one second's worth)")
 	flag.IntVar(&opts.RateDropAfter, "rate-drop-after", 0, "halve the rate limit after this many requests")
 	flag.BoolVar(&opts.RateWindow, "rate-window", false, "count the rate limit per wall-clock second (a fixed window) instead of in a token bucket")
+	flag.BoolVar(&opts.RateSliding, "rate-sliding", false, "count the rate limit in any rolling second (a sliding log) instead of in a token bucket")
 	flag.StringVar(&opts.RetryAfterForm, "retry-after", "seconds", "how a 429 says when to come back: seconds (rounded up), date, or none")
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")

@@ -628,3 +628,33 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		}
 	}
 }
+
+// A window found spent reopens, if fixed, at the wall-clock second
+// Retry-After points to, and if rolling, a second after the oldest request
+// it counts. Until a probe tells which, requests are held until the earlier
+// of the two, and the later is kept for a refused probe; once the kind is
+// known, only its own time counts, and the pace is set below what such a
+// window accepted.
+func TestThrottle_aSpentWindowReopensAsItsKindWould(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	now := time.Date(2026, 11, 23, 12, 0, 3, 548e6, time.UTC)
+	for i := range 60 { // 60 accepted from 2.948 to 3.538, 10 ms apart
+		th.accepted = append(th.accepted, now.Add(-600*time.Millisecond+time.Duration(i)*10*time.Millisecond))
+	}
+	fixed := time.Date(2026, 11, 23, 12, 0, 4, 0, time.UTC).Add(windowMargin)
+	rolling := now.Add(-600*time.Millisecond + time.Second + windowMargin)
+	if got := th.reopening(now, time.Second, true); !got.Equal(rolling) || th.guess != rollingWindow || !th.otherwise.Equal(fixed) {
+		t.Fatalf("held until %v guessing kind %d, otherwise %v; want %v, rolling (%d), otherwise %v", got, th.guess, th.otherwise, rolling, rollingWindow, fixed)
+	}
+	if th.spent[rollingWindow] != 60 || th.spent[fixedWindow] != 54 {
+		t.Errorf("counted %d in the last second and %d since the wall-clock second, want 60 and 54", th.spent[rollingWindow], th.spent[fixedWindow])
+	}
+	th.learnWindow(otherWindow(th.guess)) // the probe at the rolling time was refused
+	if th.kind != fixedWindow || th.known != 54 || math.Abs(float64(th.pace-settle*54)) > 1e-9 {
+		t.Errorf("learnt window kind %d, known %v, pace %v; want fixed (%d), 54, %v", th.kind, th.known, th.pace, fixedWindow, settle*54)
+	}
+	if got := th.reopening(now, time.Second, true); !got.Equal(fixed) || th.guess != unknownWindow {
+		t.Errorf("a fixed window held until %v, guessing kind %d; want %v and no guess", got, th.guess, fixed)
+	}
+}

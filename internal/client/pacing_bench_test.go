@@ -28,6 +28,7 @@ var pacingLimiters = []struct {
 	{"bucket_burst10_date", standin.Options{RateBurst: 10, RetryAfterForm: "date"}},
 	{"bucket_burst10_none", standin.Options{RateBurst: 10, RetryAfterForm: "none"}},
 	{"fixed_window", standin.Options{RateWindow: true}},
+	{"sliding_window", standin.Options{RateSliding: true}},
 }
 
 // BenchmarkPacing reads 300 profiles the way Terraform plans them (ten

@@ -66,6 +66,10 @@ type throttle struct {
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a fixed window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
+	kind        windowKind  // of the window, once a probe has told
+	guess       windowKind  // of the window, while a probe tells
+	otherwise   time.Time   // when the window reopens if the guess is wrong
+	spent       [3]int      // by kind, what the window accepted when last found spent
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	accepted    []time.Time // times of accepted requests within measureWindow
 }
@@ -195,6 +199,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		t.accepted = append(t.accepted, now)
 		if !sent.Before(t.lastCut) {
 			t.sinceCut++ // sent at the pace last set: the service accepts that much
+			if t.guess != unknownWindow {
+				// The window reopened when guessed: that is its kind.
+				t.learnWindow(t.guess)
+			}
 		}
 		return
 	}
@@ -231,27 +239,32 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	case t.sinceCut == 0:
 		// Held back for a probe's time, doubling, and no longer than
 		// Retry-After; should that go on, the pace is halved too. The
-		// first time, this is a fixed window spent: held until it
-		// reopens, and paced from then on below what it accepted in
-		// the last second, most of the window just spent, rather than
-		// climbing from the first estimate to spend the next one early.
+		// first time, this is a window spent: held until it reopens,
+		// and paced from then on below what it accepted in the last
+		// second, rather than climbing from the first estimate to spend
+		// the next one early.
 		t.blocked++
-		hold := min(wait, probeGap<<min(t.blocked-1, 4))
-		if !t.windowed {
+		hold := now.Add(min(wait, probeGap<<min(t.blocked-1, 4)))
+		switch {
+		case !t.windowed:
 			t.windowed = true
-			if ok {
-				hold = windowEnd(now, wait).Sub(now)
+			hold = t.reopening(now, wait, ok)
+			if n := t.spent[t.guessedKind()]; n > 0 {
+				t.known = rate.Limit(n)
+				next = settle * t.known
 			}
-			if t.known == 0 {
-				t.known = rate.Limit(acceptedSince(t.accepted, now.Add(-throttleWindow)))
-				next = max(settle*t.known, next)
-			}
+		case t.guess != unknownWindow:
+			// Probed when the window would have reopened had it been of
+			// the kind guessed, and refused: it is of the other kind.
+			t.learnWindow(otherWindow(t.guess))
+			hold = t.otherwise
+			next = t.pace
 		}
 		if t.blocked > 2 {
 			next = pace / 2
 		}
-		if hold <= t.maxWait {
-			t.pausedUntil = later(t.pausedUntil, now.Add(hold))
+		if hold.Sub(now) <= t.maxWait {
+			t.pausedUntil = later(t.pausedUntil, hold)
 		}
 	default:
 		t.blocked = 0
@@ -268,16 +281,11 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 			// was; the time since then holds the window's idle rest. An
 			// overstatement is soon corrected by the next event; an
 			// understatement would hold the pace low.
-			last := later(t.lastCut, now.Add(-throttleWindow))
-			measured = max(measured, rate.Limit(float64(acceptedSince(t.accepted, last))/throttleWindow.Seconds()))
 			// And the window is spent again: hold every request back at
 			// once until it reopens, rather than after a probe is refused
 			// too.
-			hold := now.Add(min(wait, probeGap))
-			if ok {
-				hold = windowEnd(now, wait)
-			}
-			t.pausedUntil = later(t.pausedUntil, hold)
+			t.pausedUntil = later(t.pausedUntil, t.reopening(now, wait, ok))
+			measured = max(measured, rate.Limit(t.spent[t.guessedKind()]))
 		} else if t.known == 0 || pace < settle*t.known {
 			// Refused while climbing quickly: the step before this one
 			// was accepted, and while the pace climbed, a bucket that
@@ -302,6 +310,82 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	// and must not stall the others meanwhile.
 	if wait > roundingPause && wait <= t.maxWait {
 		t.pausedUntil = later(t.pausedUntil, now.Add(wait))
+	}
+}
+
+// A window the service counts requests in: fixed windows per wall-clock
+// second (or minute, or hour), rolling ones over the last second, whenever
+// it began. Which one a service uses is learnt from the first probe.
+type windowKind int
+
+const (
+	unknownWindow windowKind = iota
+	fixedWindow
+	rollingWindow
+)
+
+// guessedKind is the window's kind, or while a probe tells, the one
+// guessed; rolling if neither (its count is the last second's).
+func (t *throttle) guessedKind() windowKind {
+	switch {
+	case t.kind != unknownWindow:
+		return t.kind
+	case t.guess != unknownWindow:
+		return t.guess
+	}
+	return rollingWindow
+}
+
+// learnWindow records the window's kind, and paces below what such a
+// window accepted when it was found spent.
+func (t *throttle) learnWindow(k windowKind) {
+	t.kind, t.guess = k, unknownWindow
+	if n := t.spent[k]; n > 0 {
+		t.known = rate.Limit(n)
+		t.pace = min(settle*t.known, t.ceiling)
+	}
+}
+
+func otherWindow(k windowKind) windowKind {
+	if k == fixedWindow {
+		return rollingWindow
+	}
+	return fixedWindow
+}
+
+// reopening is when a window spent at now reopens: a fixed one at the
+// wall-clock second Retry-After points to (windowEnd), a rolling one a
+// second after the oldest request it still counts. Until a probe has told
+// which kind the service uses, it is the earlier of the two, and the later
+// one is kept for when that probe is refused: at most one 429 more, once.
+//
+// It also counts what the window accepted, as each kind would have it: a
+// fixed one since the wall-clock second it began, within the last second; a
+// rolling one over the last second, which for a fixed window spent early
+// would count the previous window's requests too.
+func (t *throttle) reopening(now time.Time, wait time.Duration, ok bool) time.Time {
+	fixed := now.Add(min(wait, probeGap))
+	n := acceptedSince(t.accepted, now.Add(-throttleWindow))
+	t.spent[rollingWindow], t.spent[fixedWindow] = n, n
+	if ok {
+		fixed = windowEnd(now, wait)
+		began := fixed.Add(-windowMargin - throttleWindow)
+		t.spent[fixedWindow] = acceptedSince(t.accepted, later(began, now.Add(-throttleWindow)))
+	}
+	t.guess = unknownWindow
+	if n == 0 || t.kind == fixedWindow {
+		return fixed
+	}
+	rolling := t.accepted[len(t.accepted)-n].Add(throttleWindow + windowMargin)
+	switch {
+	case t.kind == rollingWindow:
+		return rolling
+	case rolling.Before(fixed):
+		t.guess, t.otherwise = rollingWindow, fixed
+		return rolling
+	default:
+		t.guess, t.otherwise = fixedWindow, rolling
+		return fixed
 	}
 }
 

@@ -60,6 +60,9 @@ type Options struct {
 	// RateWindow counts RateLimit requests per wall-clock second (a fixed
 	// window) instead of a token bucket.
 	RateWindow bool
+	// RateSliding counts RateLimit requests in any rolling second (a
+	// sliding log), instead of in a token bucket.
+	RateSliding bool
 	// RetryAfterForm is how a 429 says when to come back: "seconds" (the
 	// default, rounded up to whole seconds, as most services do), "date"
 	// (an HTTP date, so whole seconds too) or "none".
@@ -96,6 +99,7 @@ type Server struct {
 	mux     *http.ServeMux
 	limiter *rate.Limiter
 	window  fixedWindow
+	sliding slidingLog
 
 	started time.Time
 	traceMu sync.Mutex
@@ -108,7 +112,7 @@ type Server struct {
 // New returns a stand-in serving opts.
 func New(opts Options) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux(), started: time.Now()}
-	if opts.RateLimit > 0 && !opts.RateWindow {
+	if opts.RateLimit > 0 && !opts.RateWindow && !opts.RateSliding {
 		burst := opts.RateBurst
 		if burst <= 0 {
 			burst = max(1, int(opts.RateLimit))
@@ -167,6 +171,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.opts.RateWindow && s.opts.RateLimit > 0 {
 		if wait, ok := s.window.take(time.Now(), int(s.opts.RateLimit)); !ok {
+			s.tooMany(w, wait)
+			return
+		}
+	}
+	if s.opts.RateSliding && s.opts.RateLimit > 0 {
+		if wait, ok := s.sliding.take(time.Now(), int(s.opts.RateLimit)); !ok {
 			s.tooMany(w, wait)
 			return
 		}
@@ -238,6 +248,30 @@ func (f *fixedWindow) take(now time.Time, limit int) (time.Duration, bool) {
 		return f.start.Add(time.Second).Sub(now), false
 	}
 	f.used++
+	return 0, true
+}
+
+// slidingLog counts the requests accepted in the last second, whenever it
+// began.
+type slidingLog struct {
+	mu       sync.Mutex
+	accepted []time.Time
+}
+
+// take counts one request; when the last second's limit is spent it returns
+// how long until the oldest of them leaves it.
+func (l *slidingLog) take(now time.Time, limit int) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := 0
+	for i < len(l.accepted) && !l.accepted[i].After(now.Add(-time.Second)) {
+		i++
+	}
+	l.accepted = append(l.accepted[:0], l.accepted[i:]...)
+	if len(l.accepted) >= limit {
+		return l.accepted[0].Add(time.Second).Sub(now), false
+	}
+	l.accepted = append(l.accepted, now)
 	return 0, true
 }
 

@@ -1,0 +1,48 @@
+package standin
+
+import (
+	"testing"
+	"time"
+)
+
+// A fixed window counts per wall-clock second, and when spent says how long
+// until the next one begins.
+func TestFixedWindow(t *testing.T) {
+	t.Parallel()
+	var w fixedWindow
+	second := time.Date(2026, 11, 23, 12, 0, 3, 0, time.UTC)
+	for i := range 3 {
+		if _, ok := w.take(second.Add(time.Duration(100+i)*time.Millisecond), 3); !ok {
+			t.Fatalf("request %d of 3 refused", i+1)
+		}
+	}
+	if wait, ok := w.take(second.Add(600*time.Millisecond), 3); ok || wait != 400*time.Millisecond {
+		t.Errorf("the fourth in the same second: accepted %v, wait %v; want refused, 400ms", ok, wait)
+	}
+	if _, ok := w.take(second.Add(time.Second), 3); !ok {
+		t.Error("the first of the next second refused")
+	}
+}
+
+// A rolling window counts the last second, whenever it began, and when
+// spent says how long until its oldest request leaves it.
+func TestSlidingLog(t *testing.T) {
+	t.Parallel()
+	var l slidingLog
+	start := time.Date(2026, 11, 23, 12, 0, 3, 900e6, time.UTC)
+	for i := range 3 {
+		if _, ok := l.take(start.Add(time.Duration(i)*100*time.Millisecond), 3); !ok {
+			t.Fatalf("request %d of 3 refused", i+1)
+		}
+	}
+	// Past the wall-clock second: still within the last second.
+	if wait, ok := l.take(start.Add(500*time.Millisecond), 3); ok || wait != 500*time.Millisecond {
+		t.Errorf("the fourth within a second: accepted %v, wait %v; want refused, 500ms", ok, wait)
+	}
+	if _, ok := l.take(start.Add(1001*time.Millisecond), 3); !ok {
+		t.Error("refused once the oldest left the last second")
+	}
+	if _, ok := l.take(start.Add(1050*time.Millisecond), 3); ok {
+		t.Error("accepted a fourth within the last second")
+	}
+}
