@@ -556,7 +556,12 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer func() {
+		release()
+		if th.inFlight != 0 {
+			t.Errorf("%d requests in flight after the only one was released", th.inFlight)
+		}
+	}()
 	sent := th.lastSent
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("with the last request unanswered the next is due %v after it, want %v", got, firstSpacing)
@@ -656,5 +661,27 @@ func TestThrottle_aSpentWindowReopensAsItsKindWould(t *testing.T) {
 	}
 	if got := th.reopening(now, time.Second, true); !got.Equal(fixed) || th.guess != unknownWindow {
 		t.Errorf("a fixed window held until %v, guessing kind %d; want %v and no guess", got, th.guess, fixed)
+	}
+}
+
+// A rolling window frees a place as each request it counts turns a second
+// old: once its kind is known, a request waits for a free place, with the
+// requests in flight counted as taken.
+func TestThrottle_aRollingWindowWaitsForAPlace(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	th.kind, th.known, th.pace = rollingWindow, 3, 1000
+	start := time.Now().Add(-500 * time.Millisecond)
+	th.accepted = []time.Time{start, start.Add(100 * time.Millisecond)}
+	if wait := time.Until(th.due()); wait > 0 {
+		t.Errorf("with two of three places taken, the next request waits %v", wait)
+	}
+	th.inFlight = 1
+	if got, want := th.due(), start.Add(time.Second+windowMargin); !got.Equal(want) {
+		t.Errorf("with two taken and one in flight, the next is due at %v, want %v", got, want)
+	}
+	th.inFlight = 2
+	if got, want := th.due(), start.Add(1100*time.Millisecond+windowMargin); !got.Equal(want) {
+		t.Errorf("with two taken and two in flight, the next is due at %v, want %v", got, want)
 	}
 }

@@ -57,6 +57,7 @@ type throttle struct {
 	mu          sync.Mutex
 	pace        rate.Limit // requests per second; rate.Inf before the first 429
 	lastSent    time.Time
+	inFlight    int  // requests sent and not yet done with
 	answered    bool // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
@@ -148,8 +149,15 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 	t.mu.Lock()
 	t.lastSent, t.answered = time.Now(), false
 	t.sent++
+	t.inFlight++
 	t.mu.Unlock()
-	return release, nil
+	free := release
+	return func() {
+		t.mu.Lock()
+		t.inFlight--
+		t.mu.Unlock()
+		free()
+	}, nil
 }
 
 // due is when the next request may go: after any pause, and one interval of
@@ -165,6 +173,16 @@ func (t *throttle) due() time.Time {
 		at = later(at, t.lastSent.Add(time.Duration(float64(time.Second)/float64(t.pace))))
 	case !t.answered:
 		at = later(at, t.lastSent.Add(firstSpacing))
+	}
+	if t.kind == rollingWindow && t.known > 0 {
+		// A rolling window frees a place as each request it counts
+		// turns a second old, and those came as they came, not at the
+		// pace: wait for one, with the requests in flight and this one
+		// counted as taken.
+		room := max(int(t.known)-t.inFlight-1, 0)
+		if n := len(t.accepted); n > room {
+			at = later(at, t.accepted[n-1-room].Add(throttleWindow+windowMargin))
+		}
 	}
 	return at
 }
@@ -373,7 +391,9 @@ func (t *throttle) reopening(now time.Time, wait time.Duration, ok bool) time.Ti
 		t.spent[fixedWindow] = acceptedSince(t.accepted, later(began, now.Add(-throttleWindow)))
 	}
 	t.guess = unknownWindow
-	if n == 0 || t.kind == fixedWindow {
+	if n == 0 || t.kind == fixedWindow || wait > roundingPause {
+		// A longer Retry-After is a pause, held as asked: a probe after
+		// it tells nothing of the window's kind.
 		return fixed
 	}
 	rolling := t.accepted[len(t.accepted)-n].Add(throttleWindow + windowMargin)
