@@ -13,12 +13,14 @@
 #      the stand-in limited to 50 requests/s, no rate set in the provider
 #      block, under each limiter real services use: token buckets with bursts
 #      of 1, 10 and 50 and Retry-After rounded up to whole seconds, the same
-#      with Retry-After as an HTTP date and with none, a fixed window of
-#      50 per wall-clock second, and a rolling window of 50 in any second
-#      (not among issue #10's limiters, and held to the same). Targets (issue #10): no error, wall time
+#      with Retry-After as an HTTP date, with none, and with
+#      X-RateLimit-Reset instead, a fixed window of 50 per wall-clock
+#      second, and a rolling window of 50 in any second (the reset header
+#      and the rolling window are not among issue #10's limiters, and are
+#      held to the same targets). Targets (issue #10): no error, wall time
 #      <= 1.1x the ideal (max of requests / rate and the same plan
 #      unthrottled), < 2% of the requests answered 429, for the worst limiter.
-#      (b2) runs the same seven limiters in-process (BenchmarkPacing): ten
+#      (b2) runs the same eight limiters in-process (BenchmarkPacing): ten
 #      walkers that take reads as Terraform's do, 300 reads, three rounds;
 #      the worst limiter's median against the same targets.
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
@@ -136,6 +138,7 @@ bucket, burst 10|-rate-burst 10
 bucket, burst 50|-rate-burst 50
 bucket, burst 10, Retry-After date|-rate-burst 10 -retry-after date
 bucket, burst 10, no Retry-After|-rate-burst 10 -retry-after none
+bucket, burst 10, X-RateLimit-Reset|-rate-burst 10 -retry-after reset
 fixed window of 50 per second|-rate-window
 rolling window of 50 in any second|-rate-sliding
 LIMITERS

@@ -62,7 +62,7 @@ func main() {
 	flag.IntVar(&opts.RateDropAfter, "rate-drop-after", 0, "halve the rate limit after this many requests")
 	flag.BoolVar(&opts.RateWindow, "rate-window", false, "count the rate limit per wall-clock second (a fixed window) instead of in a token bucket")
 	flag.BoolVar(&opts.RateSliding, "rate-sliding", false, "count the rate limit in any rolling second (a sliding log) instead of in a token bucket")
-	flag.StringVar(&opts.RetryAfterForm, "retry-after", "seconds", "how a 429 says when to come back: seconds (rounded up), date, or none")
+	flag.StringVar(&opts.RetryAfterForm, "retry-after", "seconds", "how a 429 says when to come back: seconds (rounded up), date, reset (X-RateLimit-Reset instead of Retry-After), or none")
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")
 	flag.DurationVar(&opts.Delay, "delay", 0, "delay before each answer")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -258,5 +259,49 @@ func TestBodyBudget_isSharedByReadsInFlight(t *testing.T) {
 	defer done3()
 	if err := share(third).take(4 << 20); err != nil {
 		t.Errorf("after all returned: %v", err)
+	}
+}
+
+// Without a Retry-After, the rate-limit reset headers services send instead
+// say how long to wait: seconds from now, or a Unix time in seconds or
+// milliseconds where the header may carry either; not when the same family
+// says requests remain (the reset is another limit's).
+func TestRetryAfter_readsRateLimitResetHeadersWithoutRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	unix := strconv.FormatInt(now.Unix(), 10)
+	for _, tc := range []struct {
+		header http.Header
+		want   time.Duration // < 0: no pause read
+		from   string
+	}{
+		{http.Header{"X-Ratelimit-Reset": {strconv.FormatInt(now.Unix()+30, 10)}, "X-Ratelimit-Remaining": {"0"}}, 30 * time.Second, "X-RateLimit-Reset"},
+		{http.Header{"X-Ratelimit-Reset": {strconv.FormatInt(now.UnixMilli()+1500, 10)}}, 1500 * time.Millisecond, "X-RateLimit-Reset"},
+		{http.Header{"X-Ratelimit-Reset": {"7"}}, 7 * time.Second, "X-RateLimit-Reset"},
+		{http.Header{"X-Ratelimit-Reset": {unix + "0"}, "X-Ratelimit-Remaining": {"12"}}, -1, ""},
+		{http.Header{"X-Rate-Limit-Reset": {strconv.FormatInt(now.Unix()+2, 10)}}, 2 * time.Second, "X-Rate-Limit-Reset"},
+		{http.Header{"X-Ratelimit-Reset-After": {"0.25"}, "X-Ratelimit-Remaining": {"0"}}, 250 * time.Millisecond, "X-RateLimit-Reset-After"},
+		{http.Header{"Ratelimit-Reset": {"3"}, "Ratelimit-Remaining": {"0"}}, 3 * time.Second, "RateLimit-Reset"},
+		{http.Header{"Ratelimit": {"limit=10, remaining=0, reset=4"}}, 4 * time.Second, "RateLimit"},
+		{http.Header{"Ratelimit": {`"default";r=0;t=5`}}, 5 * time.Second, "RateLimit"},
+		{http.Header{"Ratelimit": {`"default";r=3;t=5`}}, -1, ""},
+		{http.Header{"X-Ratelimit-Reset": {"soon"}}, -1, ""},
+		{http.Header{"X-Ratelimit-Reset": {unix}, "Retry-After": {"9"}}, 9 * time.Second, "Retry-After"},
+		{http.Header{"X-Ratelimit-Reset": {strconv.FormatInt(now.Unix()-5, 10)}}, 0, "X-RateLimit-Reset"},
+	} {
+		p, ok := pauseFrom(tc.header, now)
+		if tc.want < 0 && ok || tc.want >= 0 && (!ok || p.wait != tc.want || p.header != tc.from) {
+			t.Errorf("%v: %s from %q (%v), want %s from %q", tc.header, p.wait, p.header, ok, tc.want, tc.from)
+		}
+	}
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Unix()+3600, 10))
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	_, err := c.ListProfiles(context.Background())
+	var re *RequestError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRetryAfterTooLong) || re.RetryHeader != "X-RateLimit-Reset" || re.Attempts != 1 {
+		t.Errorf("a reset an hour away: err = %v (%+v)", err, re)
 	}
 }

@@ -62,19 +62,20 @@ var (
 // address, the body excerpt, the request id, the cause) was redacted when the
 // error was built.
 type RequestError struct {
-	Kind       error
-	Method     string
-	URL        string // query values elided (Redactor.RedactURL)
-	StatusCode int    // of the last response, on any attempt; 0 when none arrived
-	Excerpt    string // first bytes of the body, token masked
-	RequestID  string // quoted with Redactor.Quote
-	Attempts   int
-	Elapsed    time.Duration
-	RetryAt    time.Time // for ErrRetryAfterTooLong
-	RetryAfter string    // the Retry-After value, for ErrRetryAfterTooLong
-	Key        string    // for ErrWrongRecord and ErrErrorObject: the key asked for
-	GotKey     string    // for ErrWrongRecord: the key of the record that came back
-	Cause      error     // transport or decoding error, if any, as redacted text
+	Kind        error
+	Method      string
+	URL         string // query values elided (Redactor.RedactURL)
+	StatusCode  int    // of the last response, on any attempt; 0 when none arrived
+	Excerpt     string // first bytes of the body, token masked
+	RequestID   string // quoted with Redactor.Quote
+	Attempts    int
+	Elapsed     time.Duration
+	RetryAt     time.Time // for ErrRetryAfterTooLong
+	RetryAfter  string    // the value of RetryHeader, for ErrRetryAfterTooLong
+	RetryHeader string    // Retry-After, or the rate-limit reset header read without one
+	Key         string    // for ErrWrongRecord and ErrErrorObject: the key asked for
+	GotKey      string    // for ErrWrongRecord: the key of the record that came back
+	Cause       error     // transport or decoding error, if any, as redacted text
 }
 
 func (e *RequestError) Error() string {

@@ -27,6 +27,7 @@ var pacingLimiters = []struct {
 	{"bucket_burst50", standin.Options{RateBurst: 50}},
 	{"bucket_burst10_date", standin.Options{RateBurst: 10, RetryAfterForm: "date"}},
 	{"bucket_burst10_none", standin.Options{RateBurst: 10, RetryAfterForm: "none"}},
+	{"bucket_burst10_reset", standin.Options{RateBurst: 10, RetryAfterForm: "reset"}},
 	{"fixed_window", standin.Options{RateWindow: true}},
 	{"sliding_window", standin.Options{RateSliding: true}},
 }

@@ -135,7 +135,7 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	switch {
 	case errors.As(err, &tooLong):
 		e := fail(ErrRetryAfterTooLong, nil)
-		e.RetryAt, e.RetryAfter = tooLong.at, c.redactor.Quote(tooLong.raw)
+		e.RetryAt, e.RetryHeader, e.RetryAfter = tooLong.at, tooLong.header, c.redactor.Quote(tooLong.raw)
 		return nil, e
 	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return nil, err

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -30,12 +31,13 @@ func retryableStatus(code int) bool {
 // retryAfterTooLong is returned by checkRetry so that the request fails at
 // once, naming the time to try again, instead of stalling the plan.
 type retryAfterTooLong struct {
-	at  time.Time
-	raw string // the header's value, shown as it is when absurd
+	at     time.Time
+	header string // Retry-After, or the rate-limit reset header read instead
+	raw    string // the header's value, shown as it is when absurd
 }
 
 func (e *retryAfterTooLong) Error() string {
-	return "Retry-After: " + e.raw
+	return e.header + ": " + e.raw
 }
 
 // checkRetry decides, after each attempt, whether to try again.
@@ -58,8 +60,8 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if !retryableStatus(resp.StatusCode) {
 		return false, nil
 	}
-	if wait, ok := retryAfter(resp.Header, time.Now()); ok && wait > c.cfg.MaxWait {
-		return false, &retryAfterTooLong{at: time.Now().Add(wait), raw: resp.Header.Get("Retry-After")}
+	if p, ok := pauseFrom(resp.Header, time.Now()); ok && p.wait > c.cfg.MaxWait {
+		return false, &retryAfterTooLong{at: time.Now().Add(p.wait), header: p.header, raw: p.raw}
 	}
 	return true, nil
 }
@@ -127,25 +129,100 @@ func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) t
 	return time.Duration(floor + rand.Float64()*(ceiling-floor))
 }
 
-// retryAfter reads a Retry-After header given in seconds or as an HTTP
-// date. A value that is neither, or negative, is as good as absent. An
-// absurd one (years away) is kept, capped, so that the request fails at once
-// and shows the value as it is.
+// retryAfter reads how long the service asks to wait (pauseFrom).
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
+	p, ok := pauseFrom(h, now)
+	return p.wait, ok
+}
+
+// pause is how long a service asked to wait, and the header that said so.
+type pause struct {
+	wait        time.Duration
+	header, raw string
+}
+
+// pauseFrom reads a Retry-After header given in seconds or as an HTTP date.
+// A value that is neither, or negative, is as good as absent. An absurd one
+// (years away) is kept, capped, so that the request fails at once and shows
+// the value as it is.
+//
+// Without a Retry-After, many services say when their rate limit resets
+// instead (rateLimitResets); that is read the same way, provided the same
+// family of headers does not say that requests remain, in which case the
+// reset is that of another limit than the one refusing.
+func pauseFrom(h http.Header, now time.Time) (pause, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil {
+			if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
+				return pause{}, false
+			}
+			return pause{time.Duration(min(secs, maxRetryAfter.Seconds()) * float64(time.Second)), "Retry-After", v}, true
+		}
+		if at, err := http.ParseTime(v); err == nil {
+			return pause{min(max(at.Sub(now), 0), maxRetryAfter), "Retry-After", v}, true
+		}
+		return pause{}, false
+	}
+	for _, r := range rateLimitResets {
+		reset, remaining := strings.TrimSpace(h.Get(r.reset)), strings.TrimSpace(h.Get(r.remaining))
+		if r.reset == "RateLimit" {
+			// The structured form: limit=10, remaining=0, reset=5, or
+			// "default";r=0;t=5 in later drafts.
+			fields := structuredParams(reset)
+			reset, remaining = cmp.Or(fields["reset"], fields["t"]), cmp.Or(fields["remaining"], fields["r"])
+		}
+		if reset == "" || remaining != "" && remaining != "0" {
+			continue
+		}
+		if wait, ok := resetWait(reset, now, r.after); ok {
+			return pause{wait, r.reset, strings.TrimSpace(h.Get(r.reset))}, true
+		}
+	}
+	return pause{}, false
+}
+
+// rateLimitResets are the headers services send, without a Retry-After, to
+// say when their rate limit resets, each with the header of its family
+// that says how many requests remain.
+var rateLimitResets = []struct {
+	reset, remaining string
+	after            bool // always seconds from now, never a time
+}{
+	{"RateLimit", "", true},                                    // IETF draft, structured
+	{"RateLimit-Reset", "RateLimit-Remaining", true},           // IETF draft, earlier
+	{"X-RateLimit-Reset-After", "X-RateLimit-Remaining", true}, // Discord
+	{"X-RateLimit-Reset", "X-RateLimit-Remaining", false},      // GitHub, GitLab, Okta, many
+	{"X-Rate-Limit-Reset", "X-Rate-Limit-Remaining", false},    // Twitter
+}
+
+// resetWait reads a reset as seconds from now, or, for the headers that may
+// carry either, as a Unix time in seconds (from 10^9: 2001) or milliseconds
+// (from 10^12), as services differ.
+func resetWait(v string, now time.Time, after bool) (time.Duration, bool) {
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
 		return 0, false
 	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
-			return 0, false
+	switch {
+	case after || n < 1e9:
+		return time.Duration(min(n, maxRetryAfter.Seconds()) * float64(time.Second)), true
+	case n < 1e12:
+		return min(max(time.Unix(0, int64(n*1e9)).Sub(now), 0), maxRetryAfter), true
+	default:
+		return min(max(time.UnixMilli(int64(n)).Sub(now), 0), maxRetryAfter), true
+	}
+}
+
+// structuredParams reads the key=value parameters of a structured header
+// field, separated by commas or semicolons, quotes removed.
+func structuredParams(v string) map[string]string {
+	params := map[string]string{}
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
+		if k, val, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
+			params[strings.ToLower(strings.TrimSpace(k))] = strings.Trim(strings.TrimSpace(val), `"`)
 		}
-		return time.Duration(min(secs, maxRetryAfter.Seconds()) * float64(time.Second)), true
 	}
-	if at, err := http.ParseTime(v); err == nil {
-		return min(max(at.Sub(now), 0), maxRetryAfter), true
-	}
-	return 0, false
+	return params
 }
 
 // maxRetryAfter caps a Retry-After; anything longer is shown as the

@@ -50,12 +50,12 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		wait := time.Until(re.RetryAt).Round(time.Second)
 		if wait >= 24*time.Hour {
 			return "The service asked to retry later", fmt.Sprintf(
-				"The service answered with Retry-After: %s, a pause of a day or more, which the provider does not wait for. "+
-					"Try again later; if this persists, the service is misreporting its limit.", re.RetryAfter)
+				"The service answered with %s: %s, a pause of a day or more, which the provider does not wait for. "+
+					"Try again later; if this persists, the service is misreporting its limit.", re.RetryHeader, re.RetryAfter)
 		}
 		return "The service asked to retry later", fmt.Sprintf(
-			"The service asked for a pause of %s (Retry-After: %s), longer than the provider waits (max_wait_seconds). "+
-				"Try again after %s (in about %s).", wait, re.RetryAfter, re.RetryAt.UTC().Format(time.RFC3339), wait)
+			"The service asked for a pause of %s (%s: %s), longer than the provider waits (max_wait_seconds). "+
+				"Try again after %s (in about %s).", wait, re.RetryHeader, re.RetryAfter, re.RetryAt.UTC().Format(time.RFC3339), wait)
 	case errors.Is(err, client.ErrTLS):
 		return "The base address's TLS certificate is not trusted", d.checkBaseURL(
 			"The server's certificate is not trusted by this machine, or is not for the base address's host name. " +

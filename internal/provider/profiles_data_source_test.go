@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +160,20 @@ func TestAccProfilesDataSource_longRetryAfterFailsAtOnce(t *testing.T) {
 			"asked for a pause of 2h0m0s (Retry-After: 7200), longer than the provider waits (max_wait_seconds). Try again after"))
 	if n := s.Requests.Load(); n > 2 {
 		t.Errorf("%d requests; a long Retry-After must not be retried", n)
+	}
+}
+
+// A service that sends no Retry-After but says when its limit resets
+// (X-RateLimit-Reset, a Unix time) is waited for the same way, and the
+// message names the header it read.
+func TestAccProfilesDataSource_farRateLimitResetFailsAtOnce(t *testing.T) {
+	reset := strconv.FormatInt(time.Now().Add(2*time.Hour).Unix(), 10)
+	root, s := testStandin(t, standin.Options{LimitEvery: 1, RetryAfterForm: "reset", RetryAfter: reset})
+	expectError(t, listConfig(root),
+		words("The service asked to retry later", "Response: HTTP 429",
+			"(X-RateLimit-Reset: "+reset+"), longer than the provider waits (max_wait_seconds). Try again after"))
+	if n := s.Requests.Load(); n > 2 {
+		t.Errorf("%d requests; a reset two hours away must not be retried", n)
 	}
 }
 

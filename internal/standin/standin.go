@@ -8,6 +8,7 @@
 package standin
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -65,9 +66,10 @@ type Options struct {
 	RateSliding bool
 	// RetryAfterForm is how a 429 says when to come back: "seconds" (the
 	// default, rounded up to whole seconds, as most services do), "date"
-	// (an HTTP date, so whole seconds too) or "none".
+	// (an HTTP date, so whole seconds too), "reset" (no Retry-After, but
+	// X-RateLimit-Reset as a Unix time, as many services send) or "none".
 	RetryAfterForm string
-	RetryAfter     string // fixed Retry-After value on 429s, instead of the computed one
+	RetryAfter     string // fixed Retry-After value on 429s (X-RateLimit-Reset with "reset"), instead of the computed one
 	LimitEvery     int    // every Nth request answers 429 with Retry-After (RetryAfter, or 1)
 	FailEvery      int    // every Nth request answers 503 with a proxy's HTML page
 	ResetEvery     int    // every Nth request has its connection dropped
@@ -212,12 +214,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // tooMany answers 429, saying when to come back in the configured form:
-// the wait rounded up to whole seconds, as an HTTP date, or not at all; or
-// the configured fixed value.
+// the wait rounded up to whole seconds, as an HTTP date, as the time the
+// limit resets, or not at all; or the configured fixed value.
 func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 	s.Limited.Add(1)
 	secs := max(1, int(math.Ceil(wait.Seconds())))
 	switch {
+	case s.opts.RetryAfterForm == "reset":
+		// As many services do instead: when the limit resets, as a Unix
+		// time in whole seconds, rounded up.
+		reset := strconv.FormatInt(time.Now().Add(wait+time.Second-1).Unix(), 10)
+		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(int(s.opts.RateLimit)))
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", cmp.Or(s.opts.RetryAfter, reset))
 	case s.opts.RetryAfter != "":
 		w.Header().Set("Retry-After", s.opts.RetryAfter)
 	case s.opts.RetryAfterForm == "date":
