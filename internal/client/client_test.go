@@ -655,7 +655,7 @@ func TestThrottle_aSpentWindowReopensAsItsKindWould(t *testing.T) {
 	if th.spent[rollingWindow] != 60 || th.spent[fixedWindow] != 54 {
 		t.Errorf("counted %d in the last second and %d since the wall-clock second, want 60 and 54", th.spent[rollingWindow], th.spent[fixedWindow])
 	}
-	th.learnWindow(otherWindow(th.guess)) // the probe at the rolling time was refused
+	th.learnWindow(otherWindow(th.guess), now) // the probe at the rolling time was refused
 	if th.kind != fixedWindow || th.known != 54 || math.Abs(float64(th.pace-settle*54)) > 1e-9 {
 		t.Errorf("learnt window kind %d, known %v, pace %v; want fixed (%d), 54, %v", th.kind, th.known, th.pace, fixedWindow, settle*54)
 	}

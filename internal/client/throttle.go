@@ -20,11 +20,11 @@ import (
 //     to accept, follows that rate up while the service keeps accepting and
 //     down when it refuses again,
 //   - and holds every request back while the service refuses everything (a
-//     fixed window spent: until the wall-clock second it reopens), or asks
-//     for a real pause (a Retry-After longer than a rounding).
+//     fixed or rolling window spent: until it reopens), or asks for a real
+//     pause (a Retry-After longer than a rounding).
 //
 // Services limit with token buckets (a rate, and a burst they allow on top)
-// or fixed windows, and round Retry-After up to whole seconds, so a 429 says
+// or windows (fixed per wall-clock second, or rolling), and round Retry-After up to whole seconds, so a 429 says
 // little about how long to wait: "Retry-After: 1" often means 20 ms. What
 // does say something is the number of requests accepted between two 429s:
 // a token bucket was empty at both, so it refilled at least that many. The
@@ -65,7 +65,7 @@ type throttle struct {
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // requests sent since lastCut and accepted
 	blocked     int         // events in a row with nothing accepted in between
-	windowed    bool        // the service has refused everything for a while: a fixed window
+	windowed    bool        // the service has refused everything for a while: a window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
 	kind        windowKind  // of the window, once a probe has told
 	guess       windowKind  // of the window, while a probe tells
@@ -89,7 +89,7 @@ const (
 	roundingPause      = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
 	quietBeforeProbing = 2 * time.Second        // after an event, before the pace grows past settle × known
 	firstSpacing       = 5 * time.Millisecond   // before the first 429, between requests sent with no answer between
-	windowMargin       = 20 * time.Millisecond  // after a fixed window's end, for the service's clock
+	windowMargin       = 20 * time.Millisecond  // after a window reopens, for the service's clock
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -219,7 +219,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 			t.sinceCut++ // sent at the pace last set: the service accepts that much
 			if t.guess != unknownWindow {
 				// The window reopened when guessed: that is its kind.
-				t.learnWindow(t.guess)
+				t.learnWindow(t.guess, now)
 			}
 		}
 		return
@@ -274,7 +274,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		case t.guess != unknownWindow:
 			// Probed when the window would have reopened had it been of
 			// the kind guessed, and refused: it is of the other kind.
-			t.learnWindow(otherWindow(t.guess))
+			t.learnWindow(otherWindow(t.guess), now)
 			hold = t.otherwise
 			next = t.pace
 		}
@@ -293,15 +293,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		from := later(t.lastCut, now.Add(-measureWindow))
 		measured := rate.Limit(float64(acceptedSince(t.accepted, from)) / now.Sub(from).Seconds())
 		if t.windowed {
-			// A fixed window (it has refused everything for a while):
-			// also what it accepted in the last second, most of the
-			// window it has just spent, however long ago the last event
-			// was; the time since then holds the window's idle rest. An
-			// overstatement is soon corrected by the next event; an
-			// understatement would hold the pace low.
-			// And the window is spent again: hold every request back at
-			// once until it reopens, rather than after a probe is refused
-			// too.
+			// A window (it has refused everything for a while), spent
+			// again: hold every request back at once until it reopens,
+			// rather than after a probe is refused too. Its limit is also
+			// what it accepted as its kind counts, however long ago the
+			// last event was, since the time since then holds the
+			// window's idle rest. An overstatement is soon corrected by
+			// the next event; an understatement would hold the pace low.
 			t.pausedUntil = later(t.pausedUntil, t.reopening(now, wait, ok))
 			measured = max(measured, rate.Limit(t.spent[t.guessedKind()]))
 		} else if t.known == 0 || pace < settle*t.known {
@@ -356,11 +354,11 @@ func (t *throttle) guessedKind() windowKind {
 
 // learnWindow records the window's kind, and paces below what such a
 // window accepted when it was found spent.
-func (t *throttle) learnWindow(k windowKind) {
+func (t *throttle) learnWindow(k windowKind, now time.Time) {
 	t.kind, t.guess = k, unknownWindow
 	if n := t.spent[k]; n > 0 {
 		t.known = rate.Limit(n)
-		t.pace = min(settle*t.known, t.ceiling)
+		t.setLimit(min(settle*t.known, t.ceiling), now)
 	}
 }
 
