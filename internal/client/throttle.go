@@ -358,7 +358,11 @@ func (t *throttle) learnWindow(k windowKind, now time.Time) {
 	t.kind, t.guess = k, unknownWindow
 	if n := t.spent[k]; n > 0 {
 		t.known = rate.Limit(n)
-		t.setLimit(min(settle*t.known, t.ceiling), now)
+		pace := settle * t.known
+		if k == rollingWindow {
+			pace = t.known // each request also waits for a place (due)
+		}
+		t.setLimit(min(pace, t.ceiling), now)
 	}
 }
 
