@@ -685,3 +685,31 @@ func TestThrottle_aRollingWindowWaitsForAPlace(t *testing.T) {
 		t.Errorf("with two taken and two in flight, the next is due at %v, want %v", got, want)
 	}
 }
+
+// A bucket of one or two refuses two requests that scheduling brought
+// closer together than its rate, even below it: a 429 after it accepted
+// nearly the whole pace steps the pace back by the settling margin only,
+// where one after it accepted much less follows what it accepted.
+func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testing.T) {
+	t.Parallel()
+	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+	for _, tc := range []struct {
+		name     string
+		accepted int // in the second since the last 429, at a pace of 48
+		want     rate.Limit
+	}{
+		{"nearly the pace", 45, 48},
+		{"much less", 30, 30},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		last := time.Now().Add(-time.Second)
+		th.smallBucket, th.known, th.pace, th.lastCut, th.sinceCut = true, 49, 48, last, tc.accepted
+		for i := range tc.accepted {
+			th.accepted = append(th.accepted, last.Add(time.Duration(i+1)*time.Second/time.Duration(tc.accepted+1)))
+		}
+		th.observe(refused, time.Now())
+		if math.Abs(float64(th.known-tc.want)) > 0.5 || math.Abs(float64(th.pace-settle*th.known)) > 1e-9 {
+			t.Errorf("%s: known %v and pace %v, want %v and %v", tc.name, th.known, th.pace, tc.want, settle*tc.want)
+		}
+	}
+}

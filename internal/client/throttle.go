@@ -314,6 +314,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 				floor = pace / rate.Limit(math.Sqrt(fastGrowth))
 			}
 			measured = max(measured, floor)
+		} else if t.smallBucket && measured >= 0.9*pace {
+			// A bucket of one or two refuses two requests that scheduling
+			// brought closer together than its rate, even below it: if it
+			// accepted nearly the whole pace, the pace was not too fast
+			// on the whole, and only steps back by the settling margin.
+			measured = max(measured, pace)
 		}
 		t.known = measured
 		next = settle * t.known
