@@ -556,12 +556,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		release()
-		if th.inFlight != 0 {
-			t.Errorf("%d requests in flight after the only one was released", th.inFlight)
-		}
-	}()
+	defer release()
 	sent := th.lastSent
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("with the last request unanswered the next is due %v after it, want %v", got, firstSpacing)
@@ -569,6 +564,13 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	th.observe(&http.Response{StatusCode: http.StatusOK}, sent.Add(-time.Millisecond))
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("an answer to an earlier request made the next due %v after the last, want %v", got, firstSpacing)
+	}
+	if th.inFlight != 1 {
+		t.Errorf("%d requests in flight, want the one sent", th.inFlight)
+	}
+	th.landed()
+	if th.inFlight != 0 {
+		t.Errorf("%d requests in flight after the only one was answered", th.inFlight)
 	}
 	th.observe(&http.Response{StatusCode: http.StatusOK}, sent)
 	if wait := time.Until(th.due()); wait > 0 {

@@ -57,7 +57,7 @@ type throttle struct {
 	mu          sync.Mutex
 	pace        rate.Limit // requests per second; rate.Inf before the first 429
 	lastSent    time.Time
-	inFlight    int  // requests sent and not yet done with
+	inFlight    int  // requests sent and not yet answered
 	answered    bool // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
@@ -151,13 +151,15 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 	t.sent++
 	t.inFlight++
 	t.mu.Unlock()
-	free := release
-	return func() {
-		t.mu.Lock()
-		t.inFlight--
-		t.mu.Unlock()
-		free()
-	}, nil
+	return release, nil
+}
+
+// landed marks a request sent as answered, or failed: the service has
+// counted it, or never will.
+func (t *throttle) landed() {
+	t.mu.Lock()
+	t.inFlight--
+	t.mu.Unlock()
 }
 
 // due is when the next request may go: after any pause, and one interval of
@@ -508,6 +510,7 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
+	t.throttle.landed()
 	logAttempt(req, resp, err, time.Since(start), t.redactor)
 	if err != nil {
 		release()
