@@ -152,11 +152,8 @@ type pause struct {
 // reset is that of another limit than the one refusing.
 func pauseFrom(h http.Header, now time.Time) (pause, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if secs, err := strconv.ParseFloat(v, 64); err == nil {
-			if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
-				return pause{}, false
-			}
-			return pause{time.Duration(min(secs, maxRetryAfter.Seconds()) * float64(time.Second)), "Retry-After", v}, true
+		if wait, ok := secondsOrTime(v, now, true); ok {
+			return pause{wait, "Retry-After", v}, true
 		}
 		if at, err := http.ParseTime(v); err == nil {
 			return pause{min(max(at.Sub(now), 0), maxRetryAfter), "Retry-After", v}, true
@@ -174,7 +171,7 @@ func pauseFrom(h http.Header, now time.Time) (pause, bool) {
 		if reset == "" || remaining != "" && remaining != "0" {
 			continue
 		}
-		if wait, ok := resetWait(reset, now, r.after); ok {
+		if wait, ok := secondsOrTime(reset, now, r.after); ok {
 			return pause{wait, r.reset, strings.TrimSpace(h.Get(r.reset))}, true
 		}
 	}
@@ -195,10 +192,11 @@ var rateLimitResets = []struct {
 	{"X-Rate-Limit-Reset", "X-Rate-Limit-Remaining", false},    // Twitter
 }
 
-// resetWait reads a reset as seconds from now, or, for the headers that may
-// carry either, as a Unix time in seconds (from 10^9: 2001) or milliseconds
-// (from 10^12), as services differ.
-func resetWait(v string, now time.Time, after bool) (time.Duration, bool) {
+// secondsOrTime reads a wait as seconds from now, or, for the headers that
+// may carry either (after false), as a Unix time in seconds (from 10^9:
+// 2001) or milliseconds (from 10^12), as services differ. A value that is
+// not a number, or negative, is as good as absent.
+func secondsOrTime(v string, now time.Time, after bool) (time.Duration, bool) {
 	n, err := strconv.ParseFloat(v, 64)
 	if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
 		return 0, false

@@ -24,14 +24,15 @@ import (
 //     pause (a Retry-After longer than a rounding).
 //
 // Services limit with token buckets (a rate, and a burst they allow on top)
-// or windows (fixed per wall-clock second, or rolling), and round Retry-After up to whole seconds, so a 429 says
-// little about how long to wait: "Retry-After: 1" often means 20 ms. What
-// does say something is the number of requests accepted between two 429s:
-// a token bucket was empty at both, so it refilled at least that many. The
-// first 429 comes when the burst is spent, so the rate accepted until then
-// overstates the limit: the pace starts below it and grows quickly until
-// the next 429, and from then on stays just under the rate measured between
-// the last two, growing only gently.
+// or windows (fixed per wall-clock second, or rolling), and round
+// Retry-After up to whole seconds, so a 429 says little about how long to
+// wait: "Retry-After: 1" often means 20 ms. What does say something is the
+// number of requests accepted between two 429s: a token bucket was empty at
+// both, so it refilled at least that many. The first 429 comes when the
+// burst is spent, so the rate accepted until then overstates the limit: the
+// pace starts below it and grows quickly until the next 429, and from then
+// on stays just under the rate measured between the last two, growing only
+// gently.
 //
 // Before the first 429 nothing is paced, but requests do not all go at
 // once either: each waits for an answer to the one sent before it, or for
@@ -199,9 +200,10 @@ func (t *throttle) due() time.Time {
 //   - something was accepted: the service's limit is at least the accepted
 //     rate between the two events (a token bucket emptied at both), and at
 //     most about the pace it refused;
-//   - nothing was: the service refuses everything for now (a fixed window
-//     spent), so every request is held back, first briefly, then longer, up
-//     to Retry-After, without learning a lower pace from it.
+//   - nothing was: the service refuses everything for now (a window spent),
+//     so every request is held back until it reopens (reopening), and should
+//     a probe then be refused too, briefly, then longer, up to Retry-After,
+//     without learning a lower pace from it.
 func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	now := time.Now()
 	t.mu.Lock()
