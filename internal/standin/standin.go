@@ -90,8 +90,9 @@ type Options struct {
 	// Oversize makes the list a JSON array of this many bytes, streamed
 	// without a Content-Length and never held in memory.
 	Oversize int64
-	// Trace, when set, gets one line per request as it is answered:
-	// milliseconds since the stand-in started, the status, and the path.
+	// Trace, when set, gets one line per request as it is answered: when
+	// it arrived (milliseconds since the stand-in started), the status,
+	// and the path.
 	Trace io.Writer
 }
 
@@ -140,12 +141,13 @@ func New(opts Options) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Trace != nil {
+		arrived := time.Since(s.started)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		w = rec
 		defer func() {
 			s.traceMu.Lock()
 			defer s.traceMu.Unlock()
-			fmt.Fprintf(s.opts.Trace, "%.1f %d %s\n", float64(time.Since(s.started).Microseconds())/1000, rec.status, r.URL.Path)
+			fmt.Fprintf(s.opts.Trace, "%.1f %d %s\n", float64(arrived.Microseconds())/1000, rec.status, r.URL.Path)
 		}()
 	}
 	n := s.Requests.Add(1)
