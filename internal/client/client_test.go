@@ -552,12 +552,11 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if wait := time.Until(th.due()); wait > 0 {
 		t.Fatalf("the first request waits %v", wait)
 	}
-	release, err := th.acquire(context.Background())
+	release, sent, err := th.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	sent := th.lastSent
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("with the last request unanswered the next is due %v after it, want %v", got, firstSpacing)
 	}
@@ -568,7 +567,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if th.inFlight != 1 {
 		t.Errorf("%d requests in flight, want the one sent", th.inFlight)
 	}
-	th.landed()
+	th.landed(sent)
 	if th.inFlight != 0 {
 		t.Errorf("%d requests in flight after the only one was answered", th.inFlight)
 	}
@@ -713,5 +712,48 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 		if math.Abs(float64(th.known-tc.want)) > 0.5 || math.Abs(float64(th.pace-settle*th.known)) > 1e-9 {
 			t.Errorf("%s: known %v and pace %v, want %v and %v", tc.name, th.known, th.pace, tc.want, settle*tc.want)
 		}
+	}
+}
+
+// Each request is spaced from when the one before it went on the wire: one
+// that waited for a connection, or for the scheduler, after it was let go
+// must not have the next follow it too closely. Until it is on the wire
+// (or has failed), the next one waits for it.
+func TestThrottle_spacesFromWhenTheLastRequestWentOnTheWire(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	th.setLimit(10, time.Now()) // paced: 100 ms apart
+	release, sent, err := th.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if due := th.due(); !due.After(time.Now()) || due.Before(sent.Add(100*time.Millisecond)) {
+		t.Errorf("with the last request not yet on the wire the next is due %v after it was let go", due.Sub(sent))
+	}
+	time.Sleep(20 * time.Millisecond)
+	th.wrote(sent.Add(-time.Millisecond)) // an earlier request
+	if !th.unwritten {
+		t.Error("an earlier request going on the wire counted for the last one")
+	}
+	th.wrote(sent)
+	if got := th.due().Sub(sent); got < 120*time.Millisecond {
+		t.Errorf("the last request went on the wire 20 ms after it was let go, and the next is due %v after it was let go, want 120 ms at least", got)
+	}
+	select {
+	case <-th.wake:
+	default:
+		t.Error("going on the wire did not wake a request waiting for it")
+	}
+
+	// One that fails before it is written no longer holds the next back.
+	releaseFailed, failed, err := th.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseFailed()
+	th.landed(failed)
+	if th.unwritten || th.due() != failed.Add(time.Duration(float64(time.Second)/float64(th.pace))) {
+		t.Errorf("a request that failed before it was written still holds the next back: due %v after it", th.due().Sub(failed))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"sync"
 	"time"
@@ -43,9 +44,10 @@ import (
 // reads a second) is far below one every firstSpacing.
 //
 // Each request is spaced from the one actually sent before it, not from a
-// schedule: a request that wakes late must not send the next one early, as
-// a service with a burst of one refuses any two requests closer than its
-// rate allows.
+// schedule, and from when that one went on the wire, not from when it was
+// let go: a request that wakes late, or waits for a connection, must not
+// have the next one follow it too closely, as a service with a burst of one
+// refuses any two requests closer than its rate allows.
 //
 // A user-set requests-per-second ceiling caps the pace from the start.
 type throttle struct {
@@ -57,9 +59,11 @@ type throttle struct {
 
 	mu          sync.Mutex
 	pace        rate.Limit // requests per second; rate.Inf before the first 429
-	lastSent    time.Time
-	inFlight    int  // requests sent and not yet answered
-	answered    bool // a response came to the request sent last
+	lastSent    time.Time  // when the request sent last was let go
+	spacedFrom  time.Time  // when it went on the wire, or was let go until then
+	unwritten   bool       // it has not gone on the wire yet, nor failed
+	inFlight    int        // requests sent and not yet answered
+	answered    bool       // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
 	stepStart   time.Time   // since when sent counts
@@ -110,19 +114,20 @@ func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Dura
 
 // acquire waits for a slot, then for its turn, any pause and the pace; it
 // returns early with the context's error, and at once when the wait would
-// outlast the context's deadline.
-func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
+// outlast the context's deadline. The request let go is known by when it
+// was (sent), to wrote, landed and observe.
+func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time, err error) {
 	select {
 	case t.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, sent, ctx.Err()
 	}
 	release = func() { <-t.slots }
 	select {
 	case t.turn <- struct{}{}:
 	case <-ctx.Done():
 		release()
-		return nil, ctx.Err()
+		return nil, sent, ctx.Err()
 	}
 	defer func() { <-t.turn }()
 	for {
@@ -134,7 +139,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		}
 		if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now) < wait {
 			release()
-			return nil, errWaitOutlastsDeadline
+			return nil, sent, errWaitOutlastsDeadline
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -144,36 +149,65 @@ func (t *throttle) acquire(ctx context.Context) (release func(), err error) {
 		case <-ctx.Done():
 			timer.Stop()
 			release()
-			return nil, ctx.Err()
+			return nil, sent, ctx.Err()
 		}
 	}
 	t.mu.Lock()
-	t.lastSent, t.answered = time.Now(), false
+	sent = time.Now()
+	t.lastSent, t.spacedFrom, t.unwritten, t.answered = sent, sent, true, false
 	t.sent++
 	t.inFlight++
 	t.mu.Unlock()
-	return release, nil
+	return release, sent, nil
 }
 
-// landed marks a request sent as answered, or failed: the service has
-// counted it, or never will.
-func (t *throttle) landed() {
+// wrote marks the request let go at sent as on the wire: should it be the
+// last one let go, the next is spaced from now.
+func (t *throttle) wrote(sent time.Time) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sent.Equal(t.lastSent) {
+		t.spacedFrom, t.unwritten = time.Now(), false
+		t.wakeOne()
+	}
+}
+
+// landed marks the request let go at sent as answered, or failed: the
+// service has counted it, or never will.
+func (t *throttle) landed(sent time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.inFlight--
-	t.mu.Unlock()
+	if sent.Equal(t.lastSent) && t.unwritten {
+		t.unwritten = false
+		t.wakeOne()
+	}
+}
+
+// wakeOne tells the request waiting for the pace, if any, to look again.
+func (t *throttle) wakeOne() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
 // due is when the next request may go: after any pause, and one interval of
-// the pace after the last one sent; before the first 429, once the last one
-// sent is answered, or firstSpacing after it. The pace may change while a
-// request waits, so it is read afresh each time.
+// the pace after the last one sent went on the wire, which it waits for;
+// before the first 429, once the last one sent is answered, or
+// firstSpacing after it. The pace may change while a request waits, so it
+// is read afresh each time.
 func (t *throttle) due() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	at := t.pausedUntil
 	switch {
 	case t.pace != rate.Inf:
-		at = later(at, t.lastSent.Add(time.Duration(float64(time.Second)/float64(t.pace))))
+		at = later(at, t.spacedFrom.Add(time.Duration(float64(time.Second)/float64(t.pace))))
+		if t.unwritten {
+			// Looked at again when it is (wrote, landed).
+			at = later(at, time.Now().Add(firstSpacing))
+		}
 	case !t.answered:
 		at = later(at, t.lastSent.Add(firstSpacing))
 	}
@@ -211,10 +245,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	t.accepted = trimBefore(t.accepted, now.Add(-measureWindow))
 	if !sent.Before(t.lastSent) {
 		t.answered = true
-		select {
-		case t.wake <- struct{}{}:
-		default:
-		}
+		t.wakeOne()
 	}
 
 	if resp.StatusCode != http.StatusTooManyRequests {
@@ -506,19 +537,21 @@ type throttledTransport struct {
 }
 
 func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	release, err := t.throttle.acquire(req.Context())
+	release, sent, err := t.throttle.acquire(req.Context())
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { t.throttle.wrote(sent) },
+	}))
 	resp, err := t.next.RoundTrip(req)
-	t.throttle.landed()
-	logAttempt(req, resp, err, time.Since(start), t.redactor)
+	t.throttle.landed(sent)
+	logAttempt(req, resp, err, time.Since(sent), t.redactor)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	t.throttle.observe(resp, start)
+	t.throttle.observe(resp, sent)
 	// The request stays in flight until its body has been read.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}
 	return resp, nil
