@@ -607,9 +607,9 @@ func TestWindowEnd(t *testing.T) {
 }
 
 // Refused while climbing from the first estimate, the pace falls back to
-// the step before, which was accepted; for a bucket of one or two (the
-// first 429 came after two requests or fewer), which refuses a step above
-// its rate almost at once, to between the two steps.
+// just below the step before, which was accepted; a bucket of one or two
+// (the first 429 came after two requests or fewer), which refuses a step
+// above its rate almost at once, tries the pace between the two steps.
 func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *testing.T) {
 	t.Parallel()
 	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
@@ -619,7 +619,7 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		want     rate.Limit
 	}{
 		{"a bucket of one", 1, 60 / rate.Limit(math.Sqrt(fastGrowth))},
-		{"a bucket of twenty", 20, 60 / fastGrowth},
+		{"a bucket of twenty", 20, settle * 60 / fastGrowth},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		start := time.Now().Add(-900 * time.Millisecond)
@@ -629,8 +629,8 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		th.observe(refused, start.Add(500*time.Millisecond))
 		th.lastCut, th.sinceCut, th.pace = start, 5, 60 // climbed since, to 60 a second
 		th.observe(refused, time.Now())
-		if got := th.known; math.Abs(float64(got-tc.want)) > 0.01 {
-			t.Errorf("%s: after a climb refused at 60/s the known rate is %v, want %v", tc.name, got, tc.want)
+		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
+			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -688,9 +688,9 @@ func TestThrottle_aRollingWindowWaitsForAPlace(t *testing.T) {
 }
 
 // A bucket of one or two refuses two requests that scheduling brought
-// closer together than its rate, even below it: a 429 after it accepted
-// nearly the whole pace steps the pace back by the settling margin only,
-// where one after it accepted much less follows what it accepted.
+// closer together than its rate, even below it, and whatever rate was
+// offered: a 429 a while after the last one steps the pace back by the
+// settling margin only, whether the requests kept up with the pace or not.
 func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testing.T) {
 	t.Parallel()
 	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
@@ -700,7 +700,7 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 		want     rate.Limit
 	}{
 		{"nearly the pace", 45, 48},
-		{"much less", 30, 30},
+		{"much less", 30, 48},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		last := time.Now().Add(-time.Second)
@@ -755,5 +755,46 @@ func TestThrottle_spacesFromWhenTheLastRequestWentOnTheWire(t *testing.T) {
 	th.landed(failed)
 	if th.unwritten || th.due() != failed.Add(time.Duration(float64(time.Second)/float64(th.pace))) {
 		t.Errorf("a request that failed before it was written still holds the next back: due %v after it", th.due().Sub(failed))
+	}
+}
+
+// A bucket of one or two tells exactly whether a pace is above its rate, so
+// after its climb is refused, its rate is narrowed down between the pace it
+// held and the one it refused: a pace it refuses is the new upper bound, one
+// it held for narrowHold while requests kept up is the new lower bound, and
+// once the two are close, it is paced just below the one it held.
+func TestThrottle_aSmallBucketsRateIsNarrowedDown(t *testing.T) {
+	t.Parallel()
+	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+	th := newThrottle(8, 0, 30*time.Second)
+	now := time.Now()
+	th.smallBucket, th.lo, th.hi, th.pace, th.lastCut, th.sinceCut = true, 40, 60, 49, now.Add(-time.Second), 20
+
+	th.observe(refused, now)
+	if want := rate.Limit(math.Sqrt(40 * 49)); th.hi != 49 || math.Abs(float64(th.pace-want)) > 1e-9 {
+		t.Fatalf("refused at 49/s: bounds %v–%v and pace %v, want 40–49 and %v", th.lo, th.hi, th.pace, want)
+	}
+
+	tried := th.pace
+	th.stepStart, th.sent = now.Add(-narrowHold), 2 // the requests did not keep up
+	th.grow(now)
+	if th.pace != tried || th.lo != 40 {
+		t.Fatalf("a pace the requests did not keep up with was taken as held: bounds %v–%v, pace %v", th.lo, th.hi, th.pace)
+	}
+	th.stepStart, th.sent = now.Add(-narrowHold), int(float64(tried)*narrowHold.Seconds())
+	th.grow(now)
+	if want := rate.Limit(math.Sqrt(float64(tried) * 49)); th.lo != tried || math.Abs(float64(th.pace-want)) > 1e-9 {
+		t.Fatalf("held %v/s: bounds %v–%v and pace %v, want %v–49 and %v", tried, th.lo, th.hi, th.pace, tried, want)
+	}
+
+	for range 10 {
+		if th.hi == 0 {
+			break
+		}
+		th.stepStart, th.sent = now.Add(-narrowHold), 100
+		th.grow(now)
+	}
+	if th.hi != 0 || th.lo != 0 || th.known < 47.5 || th.known > 49 || th.pace != settle*th.known {
+		t.Errorf("after holding every pace tried: bounds %v–%v, known %v, pace %v; want the narrowing over, just below 49", th.lo, th.hi, th.known, th.pace)
 	}
 }

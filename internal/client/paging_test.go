@@ -290,6 +290,28 @@ func TestThrottle_followsALimitLoweredMidPlan(t *testing.T) {
 	}
 }
 
+// So is a bucket of one that halves its limit while its rate is narrowed
+// down, or after.
+func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
+	t.Parallel()
+	for _, after := range []int{30, 90} {
+		t.Run(fmt.Sprintf("after %d requests", after), func(t *testing.T) {
+			t.Parallel()
+			c, s := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 1, RateDropAfter: after})
+			c.throttle.mu.Lock()
+			pace := c.throttle.pace
+			c.throttle.mu.Unlock()
+			if pace >= 37.5 {
+				t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
+			}
+			if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
+				t.Errorf("%d of %d requests answered 429", limited, total)
+			}
+			t.Logf("pace %.1f, %d of %d answered 429", float64(pace), s.Limited.Load(), s.Requests.Load())
+		})
+	}
+}
+
 // throttleAgainst reads 150 profiles at once from the stand-in limited by
 // opts, and checks that every read succeeds.
 func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {

@@ -33,7 +33,12 @@ import (
 // burst is spent, so the rate accepted until then overstates the limit: the
 // pace starts below it and grows quickly until the next 429, and from then
 // on stays just under the rate measured between the last two, growing only
-// gently.
+// gently. A bucket of one or two (its first 429 came after two requests or
+// fewer) tells more: it refuses every request that follows the one before
+// more closely than its rate allows, whatever the rate offered, so its rate
+// is narrowed down between the fastest pace it held and the slowest it
+// refused; a lone 429 after that is scheduling's jitter, and only steps
+// the pace back a little.
 //
 // Before the first 429 nothing is paced, but requests do not all go at
 // once either: each waits for an answer to the one sent before it, or for
@@ -77,6 +82,7 @@ type throttle struct {
 	otherwise   time.Time   // when the window reopens if the guess is wrong
 	spent       [3]int      // by kind, what the window accepted when last found spent
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
+	lo, hi      rate.Limit  // while a small bucket's rate is narrowed down: the pace it held, and the one it refused; 0 after
 	accepted    []time.Time // times of accepted requests within measureWindow
 }
 
@@ -86,7 +92,10 @@ const (
 	probeGap           = 250 * time.Millisecond // the first hold while the service refuses everything
 	minInterval        = 250 * time.Millisecond // between events, for the accepted rate to mean something
 	earlyCut           = 0.8                    // of the pace, for a 429 too soon after an event to measure
-	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb
+	jitterRun          = 4                      // accepted in a row before a small bucket's 429 is put down to jitter
+	narrowHold         = 500 * time.Millisecond // that a small bucket holds a pace for, to take it as below its rate
+	narrowEnough       = 1.03                   // between the paces a small bucket held and refused, to stop narrowing
+	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb, a quarter for a small bucket
 	firstCut           = 0.7                    // of the rate accepted until the first 429, burst included
 	settle             = 0.97                   // of the rate accepted between two events
 	fastGrowth         = 1.4                    // per step, below settle × known
@@ -283,6 +292,19 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
 		t.smallBucket = accepted <= 2
+	case t.hi > 0 && t.sinceCut > 0:
+		// A small bucket refused the pace tried between the one it held
+		// and the one it refused: the rate lies below it. Once the two
+		// are close, the pace is the one it held.
+		t.hi = pace
+		next = t.narrowed()
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket:
+		// A bucket of one or two refuses every other request paced
+		// faster than its rate, so one refused after a run of accepted
+		// ones came too close to the one before by scheduling's jitter:
+		// step back by the settling margin only.
+		t.known = pace
+		next = settle * t.known
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
@@ -342,22 +364,26 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 			// was accepted, and while the pace climbed, a bucket that
 			// was full wasted what the accepted count misses. A bucket of
 			// one or two refuses a step above its rate almost at once,
-			// so its limit lies between the two steps; a larger one may
-			// have accepted the step before on its burst alone.
-			floor := pace / fastGrowth
+			// so its rate lies between the two steps, and is narrowed
+			// down by trying the pace between them (narrow); a larger one
+			// may have accepted the step before on its burst alone.
+			measured = max(measured, pace/fastGrowth)
 			if t.smallBucket {
-				floor = pace / rate.Limit(math.Sqrt(fastGrowth))
+				t.lo, t.hi = measured, pace
 			}
-			measured = max(measured, floor)
-		} else if t.smallBucket && measured >= 0.9*pace {
+		} else if t.smallBucket {
 			// A bucket of one or two refuses two requests that scheduling
-			// brought closer together than its rate, even below it: if it
-			// accepted nearly the whole pace, the pace was not too fast
-			// on the whole, and only steps back by the settling margin.
+			// brought closer together than its rate, even below it, and
+			// whatever rate was offered: only step back by the settling
+			// margin. One that lowered its limit refuses again within
+			// minInterval, and the early cut follows it down.
 			measured = max(measured, pace)
 		}
 		t.known = measured
 		next = settle * t.known
+		if t.hi > 0 {
+			next = t.narrowed()
+		}
 	}
 	t.lastCut, t.sinceCut = now, 0
 	t.setLimit(min(next, t.ceiling), now)
@@ -479,19 +505,29 @@ func later(a, b time.Time) time.Time {
 // wait for the pace, so that a pace set too low recovers even when few
 // responses come back, and never by more than one step at once: after a
 // quiet spell (requests sleeping out a Retry-After) the pace must not jump.
+// A small bucket climbs in shorter steps, as it has no burst to accept a
+// step above its rate for a while; while its rate is narrowed down, that
+// is done instead (narrow).
 func (t *throttle) grow(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	limit := t.pace
 	step := now.Sub(t.stepStart)
-	if limit >= t.ceiling || step < growthStep/2 || t.known > 0 && step < growthStep {
+	if t.hi > 0 {
+		t.narrow(now, step)
+		return
+	}
+	first := growthStep / 2
+	if t.smallBucket {
+		first = growthStep / 4
+	}
+	if limit >= t.ceiling || step < first || t.known > 0 && step < growthStep {
 		return
 	}
 	// A pace the requests do not keep up with is not what holds them back:
 	// raising it would only take it further from what the service was seen
-	// to accept. Give or take one request: at a slow pace, a step holds
-	// less than two of its intervals.
-	binding := float64(t.sent+1) >= 0.9*float64(limit)*step.Seconds()
+	// to accept.
+	binding := t.keptUp(step)
 	t.stepStart, t.sent = now, 0
 	if !binding {
 		return
@@ -508,6 +544,42 @@ func (t *throttle) grow(now time.Time) {
 		factor = 1 + rate.Limit(slowGrowth*math.Exp2(min(quiet, 16*time.Second).Seconds()/2))
 	}
 	t.setLimit(min(limit*factor, t.ceiling), now)
+}
+
+// narrow takes a pace a small bucket held for narrowHold, while it held
+// requests back, as below its rate, and tries the one between it and the
+// pace refused; once the two are close, it keeps the one held, and grows
+// from there as from any other rate it accepted.
+func (t *throttle) narrow(now time.Time, step time.Duration) {
+	if step < narrowHold {
+		return
+	}
+	if !t.keptUp(step) {
+		t.stepStart, t.sent = now, 0
+		return
+	}
+	t.lo = t.pace
+	t.setLimit(min(t.narrowed(), t.ceiling), now)
+}
+
+// keptUp tells whether the requests sent over the step kept up with the
+// pace, give or take one: at a slow pace, a step holds less than two of its
+// intervals.
+func (t *throttle) keptUp(step time.Duration) bool {
+	return float64(t.sent+1) >= 0.9*float64(t.pace)*step.Seconds()
+}
+
+// narrowed is the pace to try next while a small bucket's rate is narrowed
+// down: the one between the paces it held and refused. Once those are
+// close, the narrowing is over, and the rate is the pace it held: paced
+// just below it, as any other.
+func (t *throttle) narrowed() rate.Limit {
+	if t.hi < narrowEnough*t.lo {
+		t.known, t.lo, t.hi = t.lo, 0, 0
+		return settle * t.known
+	}
+	t.known = t.hi
+	return rate.Limit(math.Sqrt(float64(t.lo * t.hi)))
 }
 
 func (t *throttle) setLimit(l rate.Limit, now time.Time) {
