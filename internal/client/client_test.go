@@ -798,3 +798,38 @@ func TestThrottle_aSmallBucketsRateIsNarrowedDown(t *testing.T) {
 		t.Errorf("after holding every pace tried: bounds %v–%v, known %v, pace %v; want the narrowing over, just below 49", th.lo, th.hi, th.known, th.pace)
 	}
 }
+
+// A service that takes one request late refuses the next one on time, if it
+// is a bucket of one or two: the next is spaced from when the answer shows
+// the service took the last one, when that is later than it went on the
+// wire. For other limiters, an answer's time changes nothing.
+func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
+	t.Parallel()
+	ok := &http.Response{StatusCode: http.StatusOK}
+	for _, small := range []bool{true, false} {
+		th := newThrottle(8, 0, 30*time.Second)
+		th.smallBucket = small
+		th.setLimit(10, time.Now())
+		for _, answer := range []time.Duration{time.Millisecond, 30 * time.Millisecond} {
+			release, sent, err := th.acquire(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			th.wrote(sent)
+			wire := th.spacedFrom
+			time.Sleep(answer)
+			th.landed(sent)
+			th.observe(ok, sent)
+			release()
+			late := th.spacedFrom.Sub(wire)
+			switch {
+			case answer == time.Millisecond && late != 0:
+				t.Errorf("small bucket %v: an answer as quick as usual moved the next request %v later", small, late)
+			case answer > time.Millisecond && small && late < 20*time.Millisecond:
+				t.Errorf("an answer some 29 ms later than usual moved the next request only %v later", late)
+			case answer > time.Millisecond && !small && late != 0:
+				t.Errorf("for a larger bucket, a late answer moved the next request %v later", late)
+			}
+		}
+	}
+}

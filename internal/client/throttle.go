@@ -63,12 +63,13 @@ type throttle struct {
 	maxWait time.Duration
 
 	mu          sync.Mutex
-	pace        rate.Limit // requests per second; rate.Inf before the first 429
-	lastSent    time.Time  // when the request sent last was let go
-	spacedFrom  time.Time  // when it went on the wire, or was let go until then
-	unwritten   bool       // it has not gone on the wire yet, nor failed
-	inFlight    int        // requests sent and not yet answered
-	answered    bool       // a response came to the request sent last
+	pace        rate.Limit    // requests per second; rate.Inf before the first 429
+	lastSent    time.Time     // when the request sent last was let go
+	spacedFrom  time.Time     // when it went on the wire, or was let go until then
+	unwritten   bool          // it has not gone on the wire yet, nor failed
+	usual       time.Duration // how long an answer usually takes, from the wire
+	inFlight    int           // requests sent and not yet answered
+	answered    bool          // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
 	stepStart   time.Time   // since when sent counts
@@ -193,6 +194,21 @@ func (t *throttle) landed(sent time.Time) {
 	}
 }
 
+// answeredLate spaces the next request, for a small bucket, from when the
+// service took the last one, should its answer show that it took it late:
+// a service that takes one request late refuses the next one on time. An
+// answer later than usual (from the wire) is taken as that much late.
+func (t *throttle) answeredLate(now time.Time) {
+	took := now.Sub(t.spacedFrom)
+	if t.usual == 0 {
+		t.usual = took
+	}
+	if t.smallBucket {
+		t.spacedFrom = later(t.spacedFrom, now.Add(-t.usual))
+	}
+	t.usual += (took - t.usual) / 16
+}
+
 // wakeOne tells the request waiting for the pace, if any, to look again.
 func (t *throttle) wakeOne() {
 	select {
@@ -202,10 +218,11 @@ func (t *throttle) wakeOne() {
 }
 
 // due is when the next request may go: after any pause, and one interval of
-// the pace after the last one sent went on the wire, which it waits for;
-// before the first 429, once the last one sent is answered, or
-// firstSpacing after it. The pace may change while a request waits, so it
-// is read afresh each time.
+// the pace after the last one sent went on the wire, which it waits for
+// (for a small bucket, after the service took it, if later: answeredLate);
+// before the first 429, once the last one sent is answered, or firstSpacing
+// after it. The pace may change while a request waits, so it is read afresh
+// each time.
 func (t *throttle) due() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -255,6 +272,9 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	if !sent.Before(t.lastSent) {
 		t.answered = true
 		t.wakeOne()
+		if !t.unwritten {
+			t.answeredLate(now)
+		}
 	}
 
 	if resp.StatusCode != http.StatusTooManyRequests {
