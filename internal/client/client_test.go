@@ -833,3 +833,30 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 		}
 	}
 }
+
+// Around the rate it last accepted, the pace is probed upwards after a
+// quiet spell; a small bucket, whose rate was narrowed down to within a
+// few percent, waits longer, as each time a probe finds the rate again a
+// request waits out a Retry-After.
+func TestThrottle_aSmallBucketWaitsLongerBeforeProbing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		small bool
+		quiet time.Duration
+		grows bool
+	}{
+		{false, 3 * time.Second, true},
+		{true, 3 * time.Second, false},
+		{true, 9 * time.Second, true},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		now := time.Now()
+		th.smallBucket, th.known, th.lastCut = tc.small, 50, now.Add(-tc.quiet)
+		th.setLimit(settle*50, now.Add(-growthStep))
+		th.sent = 10
+		th.grow(now)
+		if grew := th.pace > settle*50; grew != tc.grows {
+			t.Errorf("small bucket %v, %v after the last 429: pace %v, grown %v, want %v", tc.small, tc.quiet, th.pace, grew, tc.grows)
+		}
+	}
+}

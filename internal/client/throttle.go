@@ -556,8 +556,14 @@ func (t *throttle) grow(now time.Time) {
 	if t.known > 0 && limit >= settle*t.known {
 		// Around the rate last accepted, probe gently, then less so the
 		// longer the service keeps accepting: its limit may have risen, or
-		// the last measure fallen short of it.
-		quiet := now.Sub(t.lastCut) - quietBeforeProbing
+		// the last measure fallen short of it. A small bucket's rate was
+		// narrowed down to within a few percent, and each time a probe
+		// finds it again, a request waits out a Retry-After: wait longer.
+		wait := quietBeforeProbing
+		if t.smallBucket {
+			wait *= 4
+		}
+		quiet := now.Sub(t.lastCut) - wait
 		if quiet < 0 {
 			return
 		}
