@@ -860,3 +860,33 @@ func TestThrottle_aSmallBucketWaitsLongerBeforeProbing(t *testing.T) {
 		}
 	}
 }
+
+// A request let go at the pace reaches the wire a little late (the timer
+// fires late, the transport takes a moment): the next is let go that much
+// early, as usual of late, so that requests reach the wire one interval
+// apart; never by more than a tenth of it.
+func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	th.setLimit(100, time.Now()) // paced: 10 ms apart
+	for range 3 {
+		release, sent, err := th.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		th.wrote(sent)
+		th.landed(sent)
+		release()
+	}
+	if th.lag <= 0 || th.lag > maxLag {
+		t.Fatalf("after requests reached the wire 1 ms or more late, the lag is %v", th.lag)
+	}
+	if got, want := th.spacedFrom.Add(10*time.Millisecond).Sub(th.due()), th.lag; got != want {
+		t.Errorf("the next is let go %v early, want the lag, %v", got, want)
+	}
+	th.lag = time.Second
+	if got := th.spacedFrom.Add(10 * time.Millisecond).Sub(th.due()); got != time.Millisecond {
+		t.Errorf("with a lag of a second, the next is let go %v early, want a tenth of the interval", got)
+	}
+}

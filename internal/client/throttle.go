@@ -68,6 +68,8 @@ type throttle struct {
 	spacedFrom  time.Time     // when it went on the wire, or was let go until then
 	unwritten   bool          // it has not gone on the wire yet, nor failed
 	usual       time.Duration // how long an answer usually takes, from the wire
+	dueAt       time.Time     // when the request sent last was due, had it to wait
+	lag         time.Duration // how late after it was due such a request usually went on the wire
 	inFlight    int           // requests sent and not yet answered
 	answered    bool          // a response came to the request sent last
 	pausedUntil time.Time
@@ -105,6 +107,7 @@ const (
 	quietBeforeProbing = 2 * time.Second        // after an event, before the pace grows past settle × known
 	firstSpacing       = 5 * time.Millisecond   // before the first 429, between requests sent with no answer between
 	windowMargin       = 20 * time.Millisecond  // after a window reopens, for the service's clock
+	maxLag             = 2 * time.Millisecond   // the most one request counts for in lag
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -140,13 +143,17 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 		return nil, sent, ctx.Err()
 	}
 	defer func() { <-t.turn }()
+	var due time.Time
+	waited := false
 	for {
 		now := time.Now()
 		t.grow(now)
-		wait := t.due().Sub(now)
+		due = t.due()
+		wait := due.Sub(now)
 		if wait <= 0 {
 			break
 		}
+		waited = true
 		if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now) < wait {
 			release()
 			return nil, sent, errWaitOutlastsDeadline
@@ -165,6 +172,10 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 	t.mu.Lock()
 	sent = time.Now()
 	t.lastSent, t.spacedFrom, t.unwritten, t.answered = sent, sent, true, false
+	t.dueAt = time.Time{}
+	if waited {
+		t.dueAt = due
+	}
 	t.sent++
 	t.inFlight++
 	t.mu.Unlock()
@@ -177,7 +188,11 @@ func (t *throttle) wrote(sent time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if sent.Equal(t.lastSent) {
-		t.spacedFrom, t.unwritten = time.Now(), false
+		now := time.Now()
+		if !t.dueAt.IsZero() {
+			t.lag += (min(now.Sub(t.dueAt), maxLag) - t.lag) / 16
+		}
+		t.spacedFrom, t.unwritten = now, false
 		t.wakeOne()
 	}
 }
@@ -229,7 +244,10 @@ func (t *throttle) due() time.Time {
 	at := t.pausedUntil
 	switch {
 	case t.pace != rate.Inf:
-		at = later(at, t.spacedFrom.Add(time.Duration(float64(time.Second)/float64(t.pace))))
+		// Let go early by as much as requests usually reach the wire
+		// late, so that they reach it one interval apart.
+		interval := time.Duration(float64(time.Second) / float64(t.pace))
+		at = later(at, t.spacedFrom.Add(interval-min(t.lag, interval/10)))
 		if t.unwritten {
 			// Looked at again when it is (wrote, landed).
 			at = later(at, time.Now().Add(firstSpacing))
