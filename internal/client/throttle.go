@@ -52,7 +52,9 @@ import (
 // schedule, and from when that one went on the wire, not from when it was
 // let go: a request that wakes late, or waits for a connection, must not
 // have the next one follow it too closely, as a service with a burst of one
-// refuses any two requests closer than its rate allows.
+// refuses any two requests closer than its rate allows. Each is let go early
+// by how late such requests usually reach the wire, so that they reach it
+// one interval apart.
 //
 // A user-set requests-per-second ceiling caps the pace from the start.
 type throttle struct {
