@@ -288,6 +288,9 @@ func TestRetryAfter_readsRateLimitResetHeadersWithoutRetryAfter(t *testing.T) {
 		{http.Header{"X-Ratelimit-Reset": {"soon"}}, -1, ""},
 		{http.Header{"X-Ratelimit-Reset": {unix}, "Retry-After": {"9"}}, 9 * time.Second, "Retry-After"},
 		{http.Header{"X-Ratelimit-Reset": {strconv.FormatInt(now.Unix()-5, 10)}}, 0, "X-RateLimit-Reset"},
+		{http.Header{"X-Ratelimit-Reset": {"50000000000"}}, maxRetryAfter, "X-RateLimit-Reset"},    // seconds, in the year 3554
+		{http.Header{"X-Ratelimit-Reset": {"50000000000000"}}, maxRetryAfter, "X-RateLimit-Reset"}, // milliseconds, in 3554
+		{http.Header{"X-Ratelimit-Reset": {"1e30"}}, maxRetryAfter, "X-RateLimit-Reset"},
 	} {
 		p, ok := pauseFrom(tc.header, now)
 		if tc.want < 0 && ok || tc.want >= 0 && (!ok || p.wait != tc.want || p.header != tc.from) {

@@ -156,7 +156,7 @@ func pauseFrom(h http.Header, now time.Time) (pause, bool) {
 			return pause{wait, "Retry-After", v}, true
 		}
 		if at, err := http.ParseTime(v); err == nil {
-			return pause{min(max(at.Sub(now), 0), maxRetryAfter), "Retry-After", v}, true
+			return pause{waitUntil(at, now), "Retry-After", v}, true
 		}
 		return pause{}, false
 	}
@@ -205,10 +205,18 @@ func secondsOrTime(v string, now time.Time, after bool) (time.Duration, bool) {
 	case after || n < 1e9:
 		return time.Duration(min(n, maxRetryAfter.Seconds()) * float64(time.Second)), true
 	case n < 1e12:
-		return min(max(time.Unix(0, int64(n*1e9)).Sub(now), 0), maxRetryAfter), true
+		// Whole seconds and the fraction apart: in nanoseconds, a time
+		// past the year 2262 would overflow.
+		secs, frac := math.Modf(n)
+		return waitUntil(time.Unix(int64(secs), int64(frac*1e9)), now), true
 	default:
-		return min(max(time.UnixMilli(int64(n)).Sub(now), 0), maxRetryAfter), true
+		return waitUntil(time.UnixMilli(int64(min(n, 1e18))), now), true
 	}
+}
+
+// waitUntil is the wait until at: none if it is past, maxRetryAfter at most.
+func waitUntil(at, now time.Time) time.Duration {
+	return min(max(at.Sub(now), 0), maxRetryAfter)
 }
 
 // structuredParams reads the key=value parameters of a structured header
