@@ -15,12 +15,13 @@
 #      of 1, 10 and 50 and Retry-After rounded up to whole seconds, the same
 #      with Retry-After as an HTTP date, with none, and with
 #      X-RateLimit-Reset instead, a fixed window of 50 per wall-clock
-#      second, and a rolling window of 50 in any second (the reset header
-#      and the rolling window are not among issue #10's limiters, and are
-#      held to the same targets). Targets (issue #10): no error, wall time
+#      second, a rolling window of 50 in any second, and a bucket of one
+#      whose requests reach it up to 3 ms late at random, as over a network
+#      (the reset header, the rolling window and the jitter are not among
+#      issue #10's limiters, and are held to the same targets). Targets (issue #10): no error, wall time
 #      <= 1.1x the ideal (max of requests / rate and the same plan
 #      unthrottled), < 2% of the requests answered 429, for the worst limiter.
-#      (b2) runs the same eight limiters in-process (BenchmarkPacing): ten
+#      (b2) runs the same nine limiters in-process (BenchmarkPacing): ten
 #      walkers that take reads as Terraform's do, 300 reads, three rounds;
 #      the worst limiter's median against the same targets.
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
@@ -134,6 +135,7 @@ while IFS='|' read -r name flags; do
   errors=$((errors + errs)); [ "$rc" = 0 ] || rate_rc=$rc
 done <<'LIMITERS'
 bucket, burst 1|-rate-burst 1
+bucket, burst 1, 3 ms jitter|-rate-burst 1 -jitter 3ms
 bucket, burst 10|-rate-burst 10
 bucket, burst 50|-rate-burst 50
 bucket, burst 10, Retry-After date|-rate-burst 10 -retry-after date

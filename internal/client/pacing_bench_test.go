@@ -23,6 +23,7 @@ var pacingLimiters = []struct {
 	opts standin.Options
 }{
 	{"bucket_burst1", standin.Options{RateBurst: 1}},
+	{"bucket_burst1_jitter", standin.Options{RateBurst: 1, Jitter: 3 * time.Millisecond}},
 	{"bucket_burst10", standin.Options{RateBurst: 10}},
 	{"bucket_burst50", standin.Options{RateBurst: 50}},
 	{"bucket_burst10_date", standin.Options{RateBurst: 10, RetryAfterForm: "date"}},

@@ -15,6 +15,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -69,14 +70,19 @@ type Options struct {
 	// (an HTTP date, so whole seconds too), "reset" (no Retry-After, but
 	// X-RateLimit-Reset as a Unix time, as many services send) or "none".
 	RetryAfterForm string
-	RetryAfter     string // fixed Retry-After value on 429s (X-RateLimit-Reset with "reset"), instead of the computed one
-	LimitEvery     int    // every Nth request answers 429 with Retry-After (RetryAfter, or 1)
-	FailEvery      int    // every Nth request answers 503 with a proxy's HTML page
-	ResetEvery     int    // every Nth request has its connection dropped
-	Delay          time.Duration
-	Truncate       bool   // list bodies are cut off halfway
-	RedirectTo     string // every API request is redirected to this origin, same path
-	EchoToken      bool   // 401s quote the Authorization header, as careless proxies do
+	RetryAfter     string        // fixed Retry-After value on 429s (X-RateLimit-Reset with "reset"), instead of the computed one
+	LimitEvery     int           // every Nth request answers 429 with Retry-After (RetryAfter, or 1)
+	FailEvery      int           // every Nth request answers 503 with a proxy's HTML page
+	ResetEvery     int           // every Nth request has its connection dropped
+	Delay          time.Duration // before each request is counted and answered
+	// Jitter adds a random wait, up to this, before each request is
+	// counted: requests reach a real service's limiter unevenly (the
+	// network, a load balancer, a busy server), so one taken late can have
+	// the next, sent on time, refused by a bucket of one.
+	Jitter     time.Duration
+	Truncate   bool   // list bodies are cut off halfway
+	RedirectTo string // every API request is redirected to this origin, same path
+	EchoToken  bool   // 401s quote the Authorization header, as careless proxies do
 	// EchoAs makes 401s echo the token as careless services and proxies have
 	// been seen to: "base64", "url", "json" (escaped, \/ included), "html",
 	// "header" (in X-Request-Id), "status" (as the status line, which the
@@ -156,9 +162,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.HugeRequestID {
 		w.Header().Set("X-Request-Id", strings.Repeat("r", 900<<10))
 	}
-	if s.opts.Delay > 0 {
+	if wait := s.opts.Delay + randN(s.opts.Jitter); wait > 0 {
 		select {
-		case <-time.After(s.opts.Delay):
+		case <-time.After(wait):
 		case <-r.Context().Done():
 			return
 		}
@@ -284,6 +290,14 @@ func (l *slidingLog) take(now time.Time, limit int) (time.Duration, bool) {
 	}
 	l.accepted = append(l.accepted, now)
 	return 0, true
+}
+
+// randN is a random duration in [0, d), or 0.
+func randN(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return rand.N(d)
 }
 
 // withEnv checks the bearer token of env.

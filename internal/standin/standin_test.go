@@ -1,6 +1,8 @@
 package standin
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -44,5 +46,23 @@ func TestSlidingLog(t *testing.T) {
 	}
 	if _, ok := l.take(start.Add(1050*time.Millisecond), 3); ok {
 		t.Error("accepted a fourth within the last second")
+	}
+}
+
+// Jitter holds each request a random time, up to the jitter, before it is
+// counted: not all alike, none longer.
+func TestJitter(t *testing.T) {
+	t.Parallel()
+	const jitter = 40 * time.Millisecond
+	s := New(Options{Jitter: jitter})
+	var shortest, longest time.Duration = time.Hour, 0
+	for range 20 {
+		start := time.Now()
+		s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		took := time.Since(start)
+		shortest, longest = min(shortest, took), max(longest, took)
+	}
+	if longest > jitter+200*time.Millisecond || longest-shortest < jitter/4 {
+		t.Errorf("20 requests held %v to %v, want between none and %v, not all alike", shortest, longest, jitter)
 	}
 }
