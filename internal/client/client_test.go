@@ -420,6 +420,10 @@ func TestGetProfile_invalidUTF8BecomesReplacementCharacters(t *testing.T) {
 	}
 }
 
+// refusedRoundingUp is a 429 as most services send it: Retry-After rounded
+// up to a whole second. observe only reads it, so tests share it.
+var refusedRoundingUp = &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
+
 func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
 	t.Parallel()
 	// A fixed window of 20 requests per 250ms, answered 429 without
@@ -472,24 +476,23 @@ func TestThrottle_pacesAServiceThatSendsNoRetryAfter(t *testing.T) {
 func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
-	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 	before := time.Now()
-	th.observe(refused, before)
+	th.observe(refusedRoundingUp, before)
 	first := th.pace
-	th.observe(refused, before)
-	th.observe(refused, before)
+	th.observe(refusedRoundingUp, before)
+	th.observe(refusedRoundingUp, before)
 	if th.pace != first || th.pausedUntil.After(time.Now()) {
 		t.Fatalf("refusals in flight moved the pace from %v to %v, or held requests until %v", first, th.pace, th.pausedUntil)
 	}
 	start := time.Now()
-	th.observe(refused, start)
+	th.observe(refusedRoundingUp, start)
 	if end := th.pausedUntil; !end.After(start) || end.Sub(start) > time.Second+windowMargin || end.Nanosecond() != int(windowMargin) {
 		t.Errorf("a window spent at %v held requests until %v, want %v after the next whole second", start, end, windowMargin)
 	}
 	for i, want := range []time.Duration{2 * probeGap, time.Second} {
 		th.pausedUntil = time.Time{}
 		start := time.Now()
-		th.observe(refused, start)
+		th.observe(refusedRoundingUp, start)
 		if held := th.pausedUntil.Sub(start); held < want || held > want+50*time.Millisecond {
 			t.Errorf("refusal %d with nothing accepted held requests for %v, want %v", i+2, held, want)
 		}
@@ -524,10 +527,9 @@ func TestThrottle_growsOnlyAPaceThatHoldsRequestsBack(t *testing.T) {
 func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
-	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 	sent := time.Now()
 	for range 8 {
-		th.observe(refused, sent)
+		th.observe(refusedRoundingUp, sent)
 	}
 	if got := th.pace; got != 8 {
 		t.Fatalf("pace after a first moment of refusals = %v, want 8 per second", got)
@@ -612,7 +614,6 @@ func TestWindowEnd(t *testing.T) {
 // above its rate almost at once, tries the pace between the two steps.
 func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *testing.T) {
 	t.Parallel()
-	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 	for _, tc := range []struct {
 		name     string
 		accepted int
@@ -626,9 +627,9 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, start.Add(time.Duration(i)*time.Millisecond))
 		}
-		th.observe(refused, start.Add(500*time.Millisecond))
+		th.observe(refusedRoundingUp, start.Add(500*time.Millisecond))
 		th.lastCut, th.sinceCut, th.pace = start, 5, 60 // climbed since, to 60 a second
-		th.observe(refused, time.Now())
+		th.observe(refusedRoundingUp, time.Now())
 		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
 			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)
 		}
@@ -693,7 +694,6 @@ func TestThrottle_aRollingWindowWaitsForAPlace(t *testing.T) {
 // settling margin only, whether the requests kept up with the pace or not.
 func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testing.T) {
 	t.Parallel()
-	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 	for _, tc := range []struct {
 		name     string
 		accepted int // in the second since the last 429, at a pace of 48
@@ -708,7 +708,7 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, last.Add(time.Duration(i+1)*time.Second/time.Duration(tc.accepted+1)))
 		}
-		th.observe(refused, time.Now())
+		th.observe(refusedRoundingUp, time.Now())
 		if math.Abs(float64(th.known-tc.want)) > 0.5 || math.Abs(float64(th.pace-settle*th.known)) > 1e-9 {
 			t.Errorf("%s: known %v and pace %v, want %v and %v", tc.name, th.known, th.pace, tc.want, settle*tc.want)
 		}
@@ -765,12 +765,11 @@ func TestThrottle_spacesFromWhenTheLastRequestWentOnTheWire(t *testing.T) {
 // once the two are close, it is paced just below the one it held.
 func TestThrottle_aSmallBucketsRateIsNarrowedDown(t *testing.T) {
 	t.Parallel()
-	refused := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 	th := newThrottle(8, 0, 30*time.Second)
 	now := time.Now()
 	th.smallBucket, th.lo, th.hi, th.pace, th.lastCut, th.sinceCut = true, 40, 60, 49, now.Add(-time.Second), 20
 
-	th.observe(refused, now)
+	th.observe(refusedRoundingUp, now)
 	if want := rate.Limit(math.Sqrt(40 * 49)); th.hi != 49 || math.Abs(float64(th.pace-want)) > 1e-9 {
 		t.Fatalf("refused at 49/s: bounds %v–%v and pace %v, want 40–49 and %v", th.lo, th.hi, th.pace, want)
 	}
