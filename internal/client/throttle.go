@@ -103,6 +103,7 @@ const (
 	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb, a quarter for a small bucket
 	firstCut           = 0.7                    // of the rate accepted until the first 429, burst included
 	settle             = 0.97                   // of the rate accepted between two events
+	heldMargin         = 0.99                   // of the pace a small bucket held, once its rate is narrowed down
 	fastGrowth         = 1.4                    // per step, below settle × known
 	slowGrowth         = 0.002                  // per step, around known: 1% a second, doubling every two quiet seconds
 	roundingPause      = 2 * time.Second        // a Retry-After up to this is a rounding, not a pause
@@ -215,15 +216,22 @@ func (t *throttle) landed(sent time.Time) {
 // service took the last one, should its answer show that it took it late:
 // a service that takes one request late refuses the next one on time. An
 // answer later than usual (from the wire) is taken as that much late.
+//
+// Usual is the quickest an answer comes, not the average: requests that
+// reach a service unevenly (over a network, through a load balancer) are
+// counted when they arrive, and an average would take the ones delayed by
+// less than it as on time, so the next request would follow them too
+// closely. The usual time drops at once to a quicker answer and rises only
+// slowly, should answers come slower for good.
 func (t *throttle) answeredLate(now time.Time) {
 	took := now.Sub(t.spacedFrom)
-	if t.usual == 0 {
+	if t.usual == 0 || took < t.usual {
 		t.usual = took
 	}
 	if t.smallBucket {
 		t.spacedFrom = later(t.spacedFrom, now.Add(-t.usual))
 	}
-	t.usual += (took - t.usual) / 16
+	t.usual += (took - t.usual) / 64
 }
 
 // wakeOne tells the request waiting for the pace, if any, to look again.
@@ -617,12 +625,14 @@ func (t *throttle) keptUp(step time.Duration) bool {
 
 // narrowed is the pace to try next while a small bucket's rate is narrowed
 // down: the one between the paces it held and refused. Once those are
-// close, the narrowing is over, and the rate is the pace it held: paced
-// just below it, as any other.
+// close, the narrowing is over, and the rate is the pace it held. That pace
+// already lies below the rate by the margin the requests' timing needs
+// (the one above it was refused), so the pace stays just under it, by
+// heldMargin, not by the settling margin of a rate measured.
 func (t *throttle) narrowed() rate.Limit {
 	if t.hi < narrowEnough*t.lo {
 		t.known, t.lo, t.hi = t.lo, 0, 0
-		return settle * t.known
+		return heldMargin * t.known
 	}
 	t.known = t.hi
 	return rate.Limit(math.Sqrt(float64(t.lo * t.hi)))
