@@ -79,7 +79,12 @@ type Options struct {
 	// counted: requests reach a real service's limiter unevenly (the
 	// network, a load balancer, a busy server), so one taken late can have
 	// the next, sent on time, refused by a bucket of one.
-	Jitter     time.Duration
+	Jitter time.Duration
+	// Work adds a random wait, up to this, after a request is counted and
+	// accepted, before it is answered: a real service's own work (a
+	// database, a cache miss) varies, so an answer can come late for a
+	// request its limiter took on time.
+	Work       time.Duration
 	Truncate   bool   // list bodies are cut off halfway
 	RedirectTo string // every API request is redirected to this origin, same path
 	EchoToken  bool   // 401s quote the Authorization header, as careless proxies do
@@ -188,6 +193,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
 		if wait, ok := s.sliding.take(time.Now(), int(s.opts.RateLimit)); !ok {
 			s.tooMany(w, wait)
+			return
+		}
+	}
+	if wait := randN(s.opts.Work); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-r.Context().Done():
 			return
 		}
 	}

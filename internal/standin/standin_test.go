@@ -50,19 +50,37 @@ func TestSlidingLog(t *testing.T) {
 }
 
 // Jitter holds each request a random time, up to the jitter, before it is
-// counted: not all alike, none longer.
-func TestJitter(t *testing.T) {
+// counted, and Work after it was counted and accepted: not all alike, none
+// longer.
+func TestJitterAndWork(t *testing.T) {
 	t.Parallel()
-	const jitter = 40 * time.Millisecond
-	s := New(Options{Jitter: jitter})
-	var shortest, longest time.Duration = time.Hour, 0
-	for range 20 {
-		start := time.Now()
-		s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
-		took := time.Since(start)
-		shortest, longest = min(shortest, took), max(longest, took)
+	const hold = 40 * time.Millisecond
+	for _, opts := range []Options{{Jitter: hold}, {Work: hold}} {
+		s := New(opts)
+		var shortest, longest time.Duration = time.Hour, 0
+		for range 20 {
+			start := time.Now()
+			s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			took := time.Since(start)
+			shortest, longest = min(shortest, took), max(longest, took)
+		}
+		if longest > hold+200*time.Millisecond || longest-shortest < hold/4 {
+			t.Errorf("%+v: 20 requests held %v to %v, want between none and %v, not all alike", opts, shortest, longest, hold)
+		}
 	}
-	if longest > jitter+200*time.Millisecond || longest-shortest < jitter/4 {
-		t.Errorf("20 requests held %v to %v, want between none and %v, not all alike", shortest, longest, jitter)
+}
+
+// A request refused is answered at once, whatever the work an accepted one
+// takes.
+func TestWorkIsForAcceptedRequests(t *testing.T) {
+	t.Parallel()
+	s := New(Options{Work: 10 * time.Second, RateLimit: 0.001, RateBurst: 1})
+	go s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	time.Sleep(10 * time.Millisecond) // the first, accepted, is at work
+	start := time.Now()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusTooManyRequests || time.Since(start) > 5*time.Second {
+		t.Errorf("the second request: %d after %v, want 429 at once", rec.Code, time.Since(start))
 	}
 }
