@@ -833,39 +833,6 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 	}
 }
 
-// Requests that reach a service unevenly are counted when they arrive, and
-// their answers come as late as they arrived: the usual answer time is the
-// quickest, so that every answer later than that spaces the next request
-// from when the service took it, not only those later than the average.
-func TestThrottle_theUsualAnswerIsTheQuickest(t *testing.T) {
-	t.Parallel()
-	th := newThrottle(8, 0, 30*time.Second)
-	th.smallBucket = true
-	wire := time.Now()
-	for i := range 40 {
-		// Answered 1 ms from the wire, held up to 3 ms more on the way in.
-		took := time.Millisecond + time.Duration(i%4)*time.Millisecond
-		usual := th.usual
-		th.spacedFrom = wire
-		th.answeredLate(wire.Add(took))
-		if got, want := th.spacedFrom.Sub(wire), max(took-usual, 0); i > 0 && got != want {
-			t.Fatalf("answer %d after %v: the next request moved %v later, want %v", i, took, got, want)
-		}
-		wire = wire.Add(20 * time.Millisecond)
-	}
-	if th.usual < time.Millisecond || th.usual > 1200*time.Microsecond {
-		t.Errorf("usual answer %v after answers of 1–4 ms, want the quickest, 1 ms, or just over", th.usual)
-	}
-	for range 400 {
-		th.spacedFrom = wire
-		th.answeredLate(wire.Add(5 * time.Millisecond))
-		wire = wire.Add(20 * time.Millisecond)
-	}
-	if th.usual < 4900*time.Microsecond {
-		t.Errorf("usual answer %v after 400 answers of 5 ms, want it risen to 5 ms", th.usual)
-	}
-}
-
 // Around the rate it last accepted, the pace is probed upwards after a
 // quiet spell; a small bucket, whose rate was narrowed down to within a
 // few percent, waits longer, as each time a probe finds the rate again a

@@ -217,21 +217,22 @@ func (t *throttle) landed(sent time.Time) {
 // a service that takes one request late refuses the next one on time. An
 // answer later than usual (from the wire) is taken as that much late.
 //
-// Usual is the quickest an answer comes, not the average: requests that
-// reach a service unevenly (over a network, through a load balancer) are
-// counted when they arrive, and an average would take the ones delayed by
-// less than it as on time, so the next request would follow them too
-// closely. The usual time drops at once to a quicker answer and rises only
-// slowly, should answers come slower for good.
+// Usual is the average, not the quickest: an answer can come late because
+// the request reached the service late (it was counted late), or because
+// the service's own work took longer after counting it, and nothing tells
+// which. Spacing from the quickest answer would treat all work as delay,
+// and a service whose work varies by some milliseconds would have every
+// request held back by that much; the average leaves a request that
+// reached it late by less than that to the pace's margin.
 func (t *throttle) answeredLate(now time.Time) {
 	took := now.Sub(t.spacedFrom)
-	if t.usual == 0 || took < t.usual {
+	if t.usual == 0 {
 		t.usual = took
 	}
 	if t.smallBucket {
 		t.spacedFrom = later(t.spacedFrom, now.Add(-t.usual))
 	}
-	t.usual += (took - t.usual) / 64
+	t.usual += (took - t.usual) / 16
 }
 
 // wakeOne tells the request waiting for the pace, if any, to look again.
