@@ -66,6 +66,7 @@ func main() {
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")
 	flag.DurationVar(&opts.Delay, "delay", 0, "delay before each answer")
+	flag.IntVar(&opts.MaxInFlight, "max-in-flight", 0, "refuse (429) a request that arrives while this many are being worked on")
 	flag.DurationVar(&opts.Work, "work", 0, "a random delay up to this after each request is counted and accepted, before it is answered, as a real service's own work varies")
 	flag.DurationVar(&opts.Jitter, "jitter", 0, "a random delay up to this before each request is counted, as requests reach a real limiter unevenly")
 	flag.Int64Var(&opts.Oversize, "oversize", 0, "serve the list as a streamed JSON array of this many bytes, with no Content-Length")

@@ -477,22 +477,22 @@ func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testi
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	before := time.Now()
-	th.observe(refusedRoundingUp, before)
+	th.observe(refusedRoundingUp, before, -1)
 	first := th.pace
-	th.observe(refusedRoundingUp, before)
-	th.observe(refusedRoundingUp, before)
+	th.observe(refusedRoundingUp, before, -1)
+	th.observe(refusedRoundingUp, before, -1)
 	if th.pace != first || th.pausedUntil.After(time.Now()) {
 		t.Fatalf("refusals in flight moved the pace from %v to %v, or held requests until %v", first, th.pace, th.pausedUntil)
 	}
 	start := time.Now()
-	th.observe(refusedRoundingUp, start)
+	th.observe(refusedRoundingUp, start, -1)
 	if end := th.pausedUntil; !end.After(start) || end.Sub(start) > time.Second+windowMargin || end.Nanosecond() != int(windowMargin) {
 		t.Errorf("a window spent at %v held requests until %v, want %v after the next whole second", start, end, windowMargin)
 	}
 	for i, want := range []time.Duration{2 * probeGap, time.Second} {
 		th.pausedUntil = time.Time{}
 		start := time.Now()
-		th.observe(refusedRoundingUp, start)
+		th.observe(refusedRoundingUp, start, -1)
 		if held := th.pausedUntil.Sub(start); held < want || held > want+50*time.Millisecond {
 			t.Errorf("refusal %d with nothing accepted held requests for %v, want %v", i+2, held, want)
 		}
@@ -529,7 +529,7 @@ func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	th := newThrottle(8, 0, 30*time.Second)
 	sent := time.Now()
 	for range 8 {
-		th.observe(refusedRoundingUp, sent)
+		th.observe(refusedRoundingUp, sent, -1)
 	}
 	if got := th.pace; got != 8 {
 		t.Fatalf("pace after a first moment of refusals = %v, want 8 per second", got)
@@ -562,7 +562,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("with the last request unanswered the next is due %v after it, want %v", got, firstSpacing)
 	}
-	th.observe(&http.Response{StatusCode: http.StatusOK}, sent.Add(-time.Millisecond))
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent.Add(-time.Millisecond), -1)
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("an answer to an earlier request made the next due %v after the last, want %v", got, firstSpacing)
 	}
@@ -573,7 +573,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if th.inFlight != 0 {
 		t.Errorf("%d requests in flight after the only one was answered", th.inFlight)
 	}
-	th.observe(&http.Response{StatusCode: http.StatusOK}, sent)
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, -1)
 	if wait := time.Until(th.due()); wait > 0 {
 		t.Errorf("with the last request answered the next still waits %v", wait)
 	}
@@ -627,9 +627,9 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, start.Add(time.Duration(i)*time.Millisecond))
 		}
-		th.observe(refusedRoundingUp, start.Add(500*time.Millisecond))
+		th.observe(refusedRoundingUp, start.Add(500*time.Millisecond), -1)
 		th.lastCut, th.sinceCut, th.pace = start, 5, 60 // climbed since, to 60 a second
-		th.observe(refusedRoundingUp, time.Now())
+		th.observe(refusedRoundingUp, time.Now(), -1)
 		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
 			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)
 		}
@@ -708,7 +708,7 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, last.Add(time.Duration(i+1)*time.Second/time.Duration(tc.accepted+1)))
 		}
-		th.observe(refusedRoundingUp, time.Now())
+		th.observe(refusedRoundingUp, time.Now(), -1)
 		if math.Abs(float64(th.known-tc.want)) > 0.5 || math.Abs(float64(th.pace-settle*th.known)) > 1e-9 {
 			t.Errorf("%s: known %v and pace %v, want %v and %v", tc.name, th.known, th.pace, tc.want, settle*tc.want)
 		}
@@ -769,7 +769,7 @@ func TestThrottle_aSmallBucketsRateIsNarrowedDown(t *testing.T) {
 	now := time.Now()
 	th.smallBucket, th.lo, th.hi, th.pace, th.lastCut, th.sinceCut = true, 40, 60, 49, now.Add(-time.Second), 20
 
-	th.observe(refusedRoundingUp, now)
+	th.observe(refusedRoundingUp, now, -1)
 	if want := rate.Limit(math.Sqrt(40 * 49)); th.hi != 49 || math.Abs(float64(th.pace-want)) > 1e-9 {
 		t.Fatalf("refused at 49/s: bounds %v–%v and pace %v, want 40–49 and %v", th.lo, th.hi, th.pace, want)
 	}
@@ -818,7 +818,7 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 			wire := th.spacedFrom
 			time.Sleep(answer)
 			th.landed(sent)
-			th.observe(ok, sent)
+			th.observe(ok, sent, -1)
 			release()
 			late := th.spacedFrom.Sub(wire)
 			switch {
@@ -830,6 +830,80 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 				t.Errorf("for a larger bucket, a late answer moved the next request %v later", late)
 			}
 		}
+	}
+}
+
+// A 429 to a request let go while more were in flight than the service
+// was seen to accept before is a limit on requests in flight, not on their
+// rate: the client sends no more at once from then on, and unlearns the
+// pace the 429s before had set. Where requests accepted were let go with as
+// many in flight, or there are too few of them to tell, or only one other
+// was in flight, it is a rate.
+func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
+	t.Parallel()
+	upTo := func(most, n int) []int {
+		b := make([]int, n)
+		for i := range b {
+			b[i] = i % (most + 1)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name     string
+		accepted []int
+		busy     int
+		limit    int
+	}{
+		{"refused with 4 in flight, accepted with up to 3", upTo(3, 20), 4, 4},
+		{"refused with 4 in flight, accepted with up to 5", upTo(5, 20), 4, 0},
+		{"refused with 4 in flight, too few accepted to tell", upTo(3, 12), 4, 0},
+		{"refused with 1 in flight, accepted with none", upTo(0, 20), 1, 0},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		th.smallBucket, th.known, th.lastCut, th.pace = true, 30, time.Now().Add(-time.Second), 29
+		th.busyOK = tc.accepted
+		sent := time.Now()
+		th.observe(refusedRoundingUp, sent, tc.busy)
+		switch {
+		case th.inFlightCap != tc.limit:
+			t.Errorf("%s: at most %d in flight, want %d", tc.name, th.inFlightCap, tc.limit)
+		case tc.limit > 0 && (th.pace != rate.Inf || th.known != 0 || th.smallBucket):
+			t.Errorf("%s: the pace learnt from 429s before is kept: %v, known %v", tc.name, th.pace, th.known)
+		case tc.limit == 0 && th.lastCut.Before(sent):
+			t.Errorf("%s: taken as a rate refused, yet not as a refusal event", tc.name)
+		case tc.limit > 0 && !th.lastCut.Before(sent):
+			t.Errorf("%s: taken as a limit in flight, yet also as a rate refused", tc.name)
+		}
+	}
+
+	// Once learnt, a request waits while that many are in flight, until one
+	// is answered.
+	th := newThrottle(8, 0, 30*time.Second)
+	th.inFlightCap = 2
+	var first time.Time
+	for i := range 2 {
+		_, sent, err := th.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = sent
+		}
+	}
+	third := make(chan time.Time, 1)
+	go func() {
+		_, sent, _ := th.acquire(context.Background())
+		third <- sent
+	}()
+	select {
+	case <-third:
+		t.Fatal("a third request went with the limit of 2 in flight reached")
+	case <-time.After(100 * time.Millisecond):
+	}
+	answered := time.Now()
+	th.landed(first)
+	if sent := <-third; sent.Before(answered) {
+		t.Errorf("the third request went at %v, before the first was answered at %v", sent, answered)
 	}
 }
 

@@ -15,43 +15,55 @@ import (
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
-// pacingLimiters are the rate limits real services put in front of an API,
-// all at 50 requests a second: make bench runs the same set through
-// Terraform.
+// pacingLimiters are the limits real services put in front of an API: rates
+// of 50 requests a second, under each limiter, and limits on requests in
+// flight, with the service's work varying. make bench runs the same set
+// through Terraform.
 var pacingLimiters = []struct {
 	name string
 	opts standin.Options
 }{
-	{"bucket_burst1", standin.Options{RateBurst: 1}},
-	{"bucket_burst1_jitter", standin.Options{RateBurst: 1, Jitter: 3 * time.Millisecond}},
-	{"bucket_burst10", standin.Options{RateBurst: 10}},
-	{"bucket_burst50", standin.Options{RateBurst: 50}},
-	{"bucket_burst10_date", standin.Options{RateBurst: 10, RetryAfterForm: "date"}},
-	{"bucket_burst10_none", standin.Options{RateBurst: 10, RetryAfterForm: "none"}},
-	{"bucket_burst10_reset", standin.Options{RateBurst: 10, RetryAfterForm: "reset"}},
-	{"fixed_window", standin.Options{RateWindow: true}},
-	{"sliding_window", standin.Options{RateSliding: true}},
+	{"bucket_burst1", standin.Options{RateLimit: 50, RateBurst: 1}},
+	{"bucket_burst1_jitter", standin.Options{RateLimit: 50, RateBurst: 1, Jitter: 3 * time.Millisecond}},
+	{"bucket_burst1_work", standin.Options{RateLimit: 50, RateBurst: 1, Work: 10 * time.Millisecond}},
+	{"bucket_burst10", standin.Options{RateLimit: 50, RateBurst: 10}},
+	{"bucket_burst50", standin.Options{RateLimit: 50, RateBurst: 50}},
+	{"bucket_burst10_date", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "date"}},
+	{"bucket_burst10_none", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "none"}},
+	{"bucket_burst10_reset", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "reset"}},
+	{"fixed_window", standin.Options{RateLimit: 50, RateWindow: true}},
+	{"sliding_window", standin.Options{RateLimit: 50, RateSliding: true}},
+	{"in_flight4_work", standin.Options{MaxInFlight: 4, Work: 100 * time.Millisecond}},
+	{"in_flight2_work", standin.Options{MaxInFlight: 2, Work: 60 * time.Millisecond}},
 }
 
 // BenchmarkPacing reads 300 profiles the way Terraform plans them (ten
 // walkers, each taking about 145 ms between reads: some 70 reads a second
 // offered, all ten starting at once) against each limiter, with the
 // provider's default settings. It reports the wall time as a multiple of the
-// ideal (300 / 50 per second, or the same reads unthrottled if that is
-// longer) and the share of requests answered 429. A machine that is busy
-// with other work stretches the unthrottled time, not the ratio.
+// ideal (300 / the rate allowed, or the same reads from the same service
+// without its limit, if that is longer) and the share of requests answered
+// 429. A machine that is busy with other work stretches the unlimited time,
+// not the ratio.
 // PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 func BenchmarkPacing(b *testing.B) {
-	const reads, limit = 300, 50
-	free := runPacing(b, standin.Options{}, reads)
-	ideal := max(time.Duration(reads)*time.Second/limit, free.wall)
+	const reads = 300
+	free := map[time.Duration]time.Duration{} // by the service's work
+	for _, l := range pacingLimiters {
+		if _, ok := free[l.opts.Work]; !ok {
+			free[l.opts.Work] = runPacing(b, standin.Options{Work: l.opts.Work}, reads).wall
+		}
+	}
 	for _, l := range pacingLimiters {
 		b.Run(l.name, func(b *testing.B) {
+			ideal := free[l.opts.Work]
+			if l.opts.RateLimit > 0 {
+				ideal = max(ideal, time.Duration(float64(reads)/l.opts.RateLimit*float64(time.Second)))
+			}
 			var wall time.Duration
 			var refused, total int64
 			for range b.N {
 				opts := l.opts
-				opts.RateLimit = limit
 				if dir := os.Getenv("PACING_TRACE"); dir != "" {
 					f, err := os.Create(filepath.Join(dir, l.name+".txt"))
 					if err != nil {

@@ -312,6 +312,23 @@ func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
 	}
 }
 
+// A service that limits requests in flight, not their rate, has the client
+// send no more at once than it accepts, rather than pace them: no pace is
+// learnt from its 429s, and few requests are refused.
+func TestThrottle_learnsALimitOnRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	c, s := throttleAgainst(t, standin.Options{MaxInFlight: 3, Work: 30 * time.Millisecond})
+	c.throttle.mu.Lock()
+	limit, pace := c.throttle.inFlightCap, c.throttle.pace
+	c.throttle.mu.Unlock()
+	if limit < 2 || limit > 3 || pace < 50 {
+		t.Errorf("at most %d in flight, paced at %.1f per second; want 3 (or 2), and no pace (or one far above what 3 in flight bring)", limit, float64(pace))
+	}
+	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
+		t.Errorf("%d of %d requests answered 429", limited, total)
+	}
+}
+
 // throttleAgainst reads 150 profiles at once from the stand-in limited by
 // opts, and checks that every read succeeds.
 func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {

@@ -24,6 +24,12 @@ import (
 //     fixed or rolling window spent: until it reopens), or asks for a real
 //     pause (a Retry-After longer than a rounding).
 //
+// Some services limit requests in flight rather than their rate, and answer
+// 429 too. A 429 to a request let go with more others in flight than hardly
+// any request accepted had (refusedInFlight) is taken as such a limit: from
+// then on no more are sent at once, and they are not paced for it, as a
+// pace would cut the rate far below what the service allows.
+//
 // Services limit with token buckets (a rate, and a burst they allow on top)
 // or windows (fixed per wall-clock second, or rolling), and round
 // Retry-After up to whole seconds, so a 429 says little about how long to
@@ -65,15 +71,18 @@ type throttle struct {
 	maxWait time.Duration
 
 	mu          sync.Mutex
-	pace        rate.Limit    // requests per second; rate.Inf before the first 429
-	lastSent    time.Time     // when the request sent last was let go
-	spacedFrom  time.Time     // when it went on the wire, or was let go until then
-	unwritten   bool          // it has not gone on the wire yet, nor failed
-	usual       time.Duration // how long an answer usually takes, from the wire
-	dueAt       time.Time     // when the request sent last was due, had it to wait
-	lag         time.Duration // how late after it was due such a request usually went on the wire
-	inFlight    int           // requests sent and not yet answered
-	answered    bool          // a response came to the request sent last
+	pace        rate.Limit        // requests per second; rate.Inf before the first 429
+	lastSent    time.Time         // when the request sent last was let go
+	spacedFrom  time.Time         // when it went on the wire, or was let go until then
+	unwritten   bool              // it has not gone on the wire yet, nor failed
+	usual       time.Duration     // how long an answer usually takes, from the wire
+	dueAt       time.Time         // when the request sent last was due, had it to wait
+	lag         time.Duration     // how late after it was due such a request usually went on the wire
+	inFlight    int               // requests sent and not yet answered
+	busyAt      map[time.Time]int // by request in flight: how many others were when it was let go
+	busyOK      []int             // the same for the requests accepted last, up to busyHistory
+	inFlightCap int               // the most requests in flight the service accepts, once learnt; 0 before
+	answered    bool              // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
 	stepStart   time.Time   // since when sent counts
@@ -111,6 +120,7 @@ const (
 	firstSpacing       = 5 * time.Millisecond   // before the first 429, between requests sent with no answer between
 	windowMargin       = 20 * time.Millisecond  // after a window reopens, for the service's clock
 	maxLag             = 2 * time.Millisecond   // the most one request counts for in lag
+	busyHistory        = 64                     // accepted requests whose others in flight are kept
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -125,6 +135,7 @@ func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Dura
 		ceiling: ceiling,
 		maxWait: maxWait,
 		pace:    ceiling,
+		busyAt:  make(map[time.Time]int),
 	}
 }
 
@@ -180,6 +191,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 		t.dueAt = due
 	}
 	t.sent++
+	t.busyAt[sent] = t.inFlight
 	t.inFlight++
 	t.mu.Unlock()
 	return release, sent, nil
@@ -201,15 +213,22 @@ func (t *throttle) wrote(sent time.Time) {
 }
 
 // landed marks the request let go at sent as answered, or failed: the
-// service has counted it, or never will.
-func (t *throttle) landed(sent time.Time) {
+// service has counted it, or never will. It returns how many others were in
+// flight when it was let go, for observe; -1 if not known.
+func (t *throttle) landed(sent time.Time) (busy int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	busy, ok := t.busyAt[sent]
+	if !ok {
+		busy = -1
+	}
+	delete(t.busyAt, sent)
 	t.inFlight--
 	if sent.Equal(t.lastSent) && t.unwritten {
 		t.unwritten = false
-		t.wakeOne()
 	}
+	t.wakeOne()
+	return busy
 }
 
 // answeredLate spaces the next request, for a small bucket, from when the
@@ -266,6 +285,10 @@ func (t *throttle) due() time.Time {
 	case !t.answered:
 		at = later(at, t.lastSent.Add(firstSpacing))
 	}
+	if t.inFlightCap > 0 && t.inFlight >= t.inFlightCap {
+		// Looked at again when one is answered (landed).
+		at = later(at, time.Now().Add(firstSpacing))
+	}
 	if t.kind == rollingWindow && t.known > 0 {
 		// A rolling window frees a place as each request it counts
 		// turns a second old, and those came as they came, not at the
@@ -293,7 +316,7 @@ func (t *throttle) due() time.Time {
 //     so every request is held back until it reopens (reopening), and should
 //     a probe then be refused too, briefly, then longer, up to Retry-After,
 //     without learning a lower pace from it.
-func (t *throttle) observe(resp *http.Response, sent time.Time) {
+func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -308,6 +331,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.accepted = append(t.accepted, now)
+		if busy >= 0 {
+			if len(t.busyOK) == busyHistory {
+				t.busyOK = append(t.busyOK[:0], t.busyOK[1:]...)
+			}
+			t.busyOK = append(t.busyOK, busy)
+		}
 		if !sent.Before(t.lastCut) {
 			t.sinceCut++ // sent at the pace last set: the service accepts that much
 			if t.guess != unknownWindow {
@@ -320,6 +349,18 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	wait, ok := retryAfter(resp.Header, now)
 	if !ok {
 		wait = min(throttleWindow, t.maxWait)
+	}
+	if t.refusedInFlight(busy) {
+		// Not the rate: the service limits requests in flight. At most
+		// as many as this one found are sent from now on, and the pace
+		// learnt from the 429s so far, which were the same, is undone:
+		// should the service also limit the rate, the next 429 tells.
+		if t.inFlightCap == 0 {
+			t.known, t.lo, t.hi, t.smallBucket = 0, 0, 0, false
+			t.setLimit(t.ceiling, now)
+		}
+		t.inFlightCap = busy
+		return
 	}
 	if sent.Before(t.lastCut) {
 		return
@@ -443,6 +484,23 @@ func (t *throttle) observe(resp *http.Response, sent time.Time) {
 	if wait > roundingPause && wait <= t.maxWait {
 		t.pausedUntil = later(t.pausedUntil, now.Add(wait))
 	}
+}
+
+// refusedInFlight tells whether a 429 to a request let go while busy others
+// were in flight is the service limiting requests in flight rather than
+// their rate: at least two others were, and of the last requests accepted
+// (enough of them), hardly any were let go with as many.
+func (t *throttle) refusedInFlight(busy int) bool {
+	if busy < 2 || t.inFlightCap > 0 && busy >= t.inFlightCap || len(t.busyOK) < 4*busy {
+		return false
+	}
+	as := 0
+	for _, b := range t.busyOK {
+		if b >= busy {
+			as++
+		}
+	}
+	return as*20 <= len(t.busyOK)
 }
 
 // A window the service counts requests in: fixed windows per wall-clock
@@ -674,13 +732,13 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 		WroteRequest: func(httptrace.WroteRequestInfo) { t.throttle.wrote(sent) },
 	}))
 	resp, err := t.next.RoundTrip(req)
-	t.throttle.landed(sent)
+	busy := t.throttle.landed(sent)
 	logAttempt(req, resp, err, time.Since(sent), t.redactor)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	t.throttle.observe(resp, sent)
+	t.throttle.observe(resp, sent, busy)
 	// The request stays in flight until its body has been read.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}
 	return resp, nil

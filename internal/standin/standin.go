@@ -84,10 +84,14 @@ type Options struct {
 	// accepted, before it is answered: a real service's own work (a
 	// database, a cache miss) varies, so an answer can come late for a
 	// request its limiter took on time.
-	Work       time.Duration
-	Truncate   bool   // list bodies are cut off halfway
-	RedirectTo string // every API request is redirected to this origin, same path
-	EchoToken  bool   // 401s quote the Authorization header, as careless proxies do
+	Work time.Duration
+	// MaxInFlight refuses (429, Retry-After: 1) a request that arrives
+	// while this many are being worked on, as services that limit
+	// concurrent requests do, whatever the rate.
+	MaxInFlight int
+	Truncate    bool   // list bodies are cut off halfway
+	RedirectTo  string // every API request is redirected to this origin, same path
+	EchoToken   bool   // 401s quote the Authorization header, as careless proxies do
 	// EchoAs makes 401s echo the token as careless services and proxies have
 	// been seen to: "base64", "url", "json" (escaped, \/ included), "html",
 	// "header" (in X-Request-Id), "status" (as the status line, which the
@@ -109,11 +113,12 @@ type Options struct {
 
 // Server is the stand-in's http.Handler. Its counters serve the tests.
 type Server struct {
-	opts    Options
-	mux     *http.ServeMux
-	limiter *rate.Limiter
-	window  fixedWindow
-	sliding slidingLog
+	opts     Options
+	mux      *http.ServeMux
+	limiter  *rate.Limiter
+	inFlight atomic.Int64
+	window   fixedWindow
+	sliding  slidingLog
 
 	started time.Time
 	traceMu sync.Mutex
@@ -173,6 +178,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+	if s.opts.MaxInFlight > 0 {
+		if s.inFlight.Add(1) > int64(s.opts.MaxInFlight) {
+			s.inFlight.Add(-1)
+			s.tooMany(w, time.Second)
+			return
+		}
+		defer s.inFlight.Add(-1)
 	}
 	if s.limiter != nil {
 		if s.opts.RateDropAfter > 0 && n == int64(s.opts.RateDropAfter) {

@@ -84,3 +84,22 @@ func TestWorkIsForAcceptedRequests(t *testing.T) {
 		t.Errorf("the second request: %d after %v, want 429 at once", rec.Code, time.Since(start))
 	}
 }
+
+// With MaxInFlight requests being worked on, the next is refused at once;
+// once one is answered, another is accepted.
+func TestMaxInFlight(t *testing.T) {
+	t.Parallel()
+	s := New(Options{MaxInFlight: 2})
+	s.inFlight.Store(2) // two at work
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+		t.Errorf("a third request: %d, Retry-After %q; want 429 and 1", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	s.inFlight.Store(1) // one answered
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code == http.StatusTooManyRequests || s.inFlight.Load() != 1 {
+		t.Errorf("with one at work: %d, and %d counted at work after it; want it accepted, and 1", rec.Code, s.inFlight.Load())
+	}
+}
