@@ -849,17 +849,20 @@ func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
 		return b
 	}
 	for _, tc := range []struct {
-		name     string
-		accepted []int
-		busy     int
-		limit    int
+		name          string
+		accepted      []int
+		busy          int
+		learnt, limit int
 	}{
-		{"refused with 4 in flight, accepted with up to 3", upTo(3, 20), 4, 4},
-		{"refused with 4 in flight, accepted with up to 5", upTo(5, 20), 4, 0},
-		{"refused with 4 in flight, too few accepted to tell", upTo(3, 12), 4, 0},
-		{"refused with 1 in flight, accepted with none", upTo(0, 20), 1, 0},
+		{"refused with 4 in flight, accepted with up to 3", upTo(3, 20), 4, 0, 4},
+		{"refused with 4 in flight, accepted with up to 5", upTo(5, 20), 4, 0, 0},
+		{"refused with 4 in flight, too few accepted to tell", upTo(3, 12), 4, 0, 0},
+		{"refused with 1 in flight, accepted with none", upTo(0, 20), 1, 0, 0},
+		{"refused with 5 in flight, let go before a limit of 4 was learnt", upTo(5, 20), 5, 4, 4},
+		{"refused with 3 in flight under a limit of 4 learnt", upTo(2, 20), 3, 4, 3},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
+		th.inFlightCap = tc.learnt
 		th.smallBucket, th.known, th.lastCut, th.pace = true, 30, time.Now().Add(-time.Second), 29
 		th.busyOK = tc.accepted
 		sent := time.Now()
@@ -867,7 +870,7 @@ func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
 		switch {
 		case th.inFlightCap != tc.limit:
 			t.Errorf("%s: at most %d in flight, want %d", tc.name, th.inFlightCap, tc.limit)
-		case tc.limit > 0 && (th.pace != rate.Inf || th.known != 0 || th.smallBucket):
+		case tc.learnt == 0 && tc.limit > 0 && (th.pace != rate.Inf || th.known != 0 || th.smallBucket):
 			t.Errorf("%s: the pace learnt from 429s before is kept: %v, known %v", tc.name, th.pace, th.known)
 		case tc.limit == 0 && th.lastCut.Before(sent):
 			t.Errorf("%s: taken as a rate refused, yet not as a refusal event", tc.name)

@@ -359,7 +359,9 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			t.known, t.lo, t.hi, t.smallBucket = 0, 0, 0, false
 			t.setLimit(t.ceiling, now)
 		}
-		t.inFlightCap = busy
+		if t.inFlightCap == 0 || busy < t.inFlightCap {
+			t.inFlightCap = busy
+		}
 		return
 	}
 	if sent.Before(t.lastCut) {
@@ -489,9 +491,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 // refusedInFlight tells whether a 429 to a request let go while busy others
 // were in flight is the service limiting requests in flight rather than
 // their rate: at least two others were, and of the last requests accepted
-// (enough of them), hardly any were let go with as many.
+// (enough of them), hardly any were let go with as many; or a limit was
+// learnt, and the request was let go before, with as many as it allows.
 func (t *throttle) refusedInFlight(busy int) bool {
-	if busy < 2 || t.inFlightCap > 0 && busy >= t.inFlightCap || len(t.busyOK) < 4*busy {
+	switch {
+	case t.inFlightCap > 0 && busy >= t.inFlightCap:
+		return true
+	case busy < 2 || len(t.busyOK) < 4*busy:
 		return false
 	}
 	as := 0
