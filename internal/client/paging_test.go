@@ -317,7 +317,7 @@ func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
 // learnt from its 429s, and few requests are refused.
 func TestThrottle_learnsALimitOnRequestsInFlight(t *testing.T) {
 	t.Parallel()
-	c, s := throttleAgainst(t, standin.Options{MaxInFlight: 3, Work: 30 * time.Millisecond})
+	c, s := throttleAgainst(t, standin.Options{MaxInFlight: 3, Work: 100 * time.Millisecond})
 	c.throttle.mu.Lock()
 	limit, pace := c.throttle.inFlightCap, c.throttle.pace
 	c.throttle.mu.Unlock()
