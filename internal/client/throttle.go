@@ -25,10 +25,10 @@ import (
 //     pause (a Retry-After longer than a rounding).
 //
 // Some services limit requests in flight rather than their rate, and answer
-// 429 too. A 429 to a request let go with more others in flight than hardly
-// any request accepted had (refusedInFlight) is taken as such a limit: from
-// then on no more are sent at once, and they are not paced for it, as a
-// pace would cut the rate far below what the service allows.
+// 429 too. A 429 to a request let go with as many others in flight as
+// almost no accepted request had (refusedInFlight) is taken as such a
+// limit: from then on no more are sent at once, and they are not paced for
+// it, as a pace would cut the rate far below what the service allows.
 //
 // Services limit with token buckets (a rate, and a burst they allow on top)
 // or windows (fixed per wall-clock second, or rolling), and round
