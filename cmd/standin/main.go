@@ -66,6 +66,7 @@ func main() {
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")
 	flag.DurationVar(&opts.Delay, "delay", 0, "delay before each answer")
+	flag.IntVar(&opts.LimitStatus, "limit-status", 0, "the status a rate limit answers: 429 unless set (403, as GitHub's limits do)")
 	flag.IntVar(&opts.MaxInFlight, "max-in-flight", 0, "refuse (429) a request that arrives while this many are being worked on")
 	flag.DurationVar(&opts.Work, "work", 0, "a random delay up to this after each request is counted and accepted, before it is answered, as a real service's own work varies")
 	flag.DurationVar(&opts.Jitter, "jitter", 0, "a random delay up to this before each request is counted, as requests reach a real limiter unevenly")

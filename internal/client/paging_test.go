@@ -329,6 +329,17 @@ func TestThrottle_learnsALimitOnRequestsInFlight(t *testing.T) {
 	}
 }
 
+// A service that answers its rate limit with 403 and GitHub's headers (no
+// Retry-After; X-RateLimit-Remaining: 0 and the reset as a Unix time) is
+// paced and waited out like one that answers 429: every read succeeds.
+func TestThrottle_pacesARateLimitAnsweredWith403(t *testing.T) {
+	t.Parallel()
+	_, s := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 10, LimitStatus: http.StatusForbidden, RetryAfterForm: "reset"})
+	if limited, total := s.Limited.Load(), s.Requests.Load(); limited == 0 || limited*10 > total {
+		t.Errorf("%d of %d requests answered 403 for the rate limit; want some, and few", limited, total)
+	}
+}
+
 // throttleAgainst reads 150 profiles at once from the stand-in limited by
 // opts, and checks that every read succeeds.
 func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {

@@ -144,6 +144,8 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	}
 
 	switch code := resp.StatusCode; {
+	case rateLimited(resp):
+		return nil, fail(ErrUnavailable, nil)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return nil, fail(ErrUnauthorized, nil)
 	case code == http.StatusNotFound:

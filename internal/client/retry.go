@@ -28,6 +28,36 @@ func retryableStatus(code int) bool {
 	return false
 }
 
+// rateLimited tells a rate limit's answer: a 429, or a 403 that says it is
+// one, as some services answer for theirs (GitHub's, and Google's older
+// APIs): with a Retry-After, or with a rate-limit header saying that no
+// requests remain. Any other 403 is the token's.
+func rateLimited(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusForbidden:
+		return strings.TrimSpace(resp.Header.Get("Retry-After")) != "" || noneRemain(resp.Header)
+	}
+	return false
+}
+
+// noneRemain tells whether a rate-limit header (rateLimitResets' families)
+// says that no requests remain.
+func noneRemain(h http.Header) bool {
+	for _, r := range rateLimitResets {
+		remaining := strings.TrimSpace(h.Get(r.remaining))
+		if r.reset == "RateLimit" {
+			fields := structuredParams(h.Get(r.reset))
+			remaining = cmp.Or(fields["remaining"], fields["r"])
+		}
+		if remaining == "0" {
+			return true
+		}
+	}
+	return false
+}
+
 // retryAfterTooLong is returned by checkRetry so that the request fails at
 // once, naming the time to try again, instead of stalling the plan.
 type retryAfterTooLong struct {
@@ -57,7 +87,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		}
 		return false, err
 	}
-	if !retryableStatus(resp.StatusCode) {
+	if !retryableStatus(resp.StatusCode) && !rateLimited(resp) {
 		return false, nil
 	}
 	if p, ok := pauseFrom(resp.Header, time.Now()); ok && p.wait > c.cfg.MaxWait {

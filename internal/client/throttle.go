@@ -329,7 +329,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		}
 	}
 
-	if resp.StatusCode != http.StatusTooManyRequests {
+	if !rateLimited(resp) {
 		t.accepted = append(t.accepted, now)
 		if busy >= 0 {
 			if len(t.busyOK) == busyHistory {

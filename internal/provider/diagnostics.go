@@ -90,7 +90,7 @@ func (d *providerData) explain(err error) (summary, advice string) {
 			"The read of profile_key %q returned a success status with an error object instead of a profile (see the body above), "+
 				"so nothing was stored.", re.Key)
 	case errors.Is(err, client.ErrUnavailable):
-		return "The service was rate limiting or unavailable", "The provider retries 429, 502, 503, 504 and dropped connections, " +
+		return "The service was rate limiting or unavailable", "The provider retries 429 (and a 403 that says it is a rate limit), 502, 503, 504 and dropped connections, " +
 			"honouring Retry-After and backing off otherwise; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
 	case errors.Is(err, client.ErrTimeout):
 		return "The read timed out", "The read, retries and pages included, did not finish within request_timeout_seconds. " +

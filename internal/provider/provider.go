@@ -127,7 +127,7 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				Validators: []validator.String{baseURLValidator{}},
 			},
 			"max_retries": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("How many times a request is retried after a rate limit (429), "+
+				MarkdownDescription: fmt.Sprintf("How many times a request is retried after a rate limit (429, or a 403 with `Retry-After` or a rate-limit header saying none remain), "+
 					"a gateway error (502, 503, 504) or a dropped connection. Default `%d`; `0` disables retries.", client.DefaultMaxRetries),
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.Between(0, 20)},

@@ -75,6 +75,10 @@ type Options struct {
 	FailEvery      int           // every Nth request answers 503 with a proxy's HTML page
 	ResetEvery     int           // every Nth request has its connection dropped
 	Delay          time.Duration // before each request is counted and answered
+	// LimitStatus is the status a rate limit answers: 429 unless set; 403,
+	// as GitHub's limits and Google's older APIs answer theirs, with the
+	// same headers.
+	LimitStatus int
 	// Jitter adds a random wait, up to this, before each request is
 	// counted: requests reach a real service's limiter unevenly (the
 	// network, a load balancer, a busy server), so one taken late can have
@@ -268,7 +272,7 @@ func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 	default:
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
+	writeJSON(w, cmp.Or(s.opts.LimitStatus, http.StatusTooManyRequests), map[string]string{"error": "rate limit exceeded"})
 }
 
 // fixedWindow counts requests per wall-clock second.

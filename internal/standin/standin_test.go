@@ -103,3 +103,17 @@ func TestMaxInFlight(t *testing.T) {
 		t.Errorf("with one at work: %d, and %d counted at work after it; want it accepted, and 1", rec.Code, s.inFlight.Load())
 	}
 }
+
+// LimitStatus answers a rate limit with another status, the same headers
+// kept.
+func TestLimitStatus(t *testing.T) {
+	t.Parallel()
+	s := New(Options{RateLimit: 0.001, RateBurst: 1, LimitStatus: http.StatusForbidden})
+	for i := range 2 {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if refused := rec.Code == http.StatusForbidden; refused != (i == 1) || refused && rec.Header().Get("Retry-After") == "" {
+			t.Errorf("request %d: %d, Retry-After %q; want only the second refused, with 403 and a Retry-After", i+1, rec.Code, rec.Header().Get("Retry-After"))
+		}
+	}
+}
