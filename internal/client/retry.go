@@ -46,12 +46,7 @@ func rateLimited(resp *http.Response) bool {
 // says that no requests remain.
 func noneRemain(h http.Header) bool {
 	for _, r := range rateLimitResets {
-		remaining := strings.TrimSpace(h.Get(r.remaining))
-		if r.reset == "RateLimit" {
-			fields := structuredParams(h.Get(r.reset))
-			remaining = cmp.Or(fields["remaining"], fields["r"])
-		}
-		if remaining == "0" {
+		if _, remaining := r.values(h); remaining == "0" {
 			return true
 		}
 	}
@@ -191,13 +186,7 @@ func pauseFrom(h http.Header, now time.Time) (pause, bool) {
 		return pause{}, false
 	}
 	for _, r := range rateLimitResets {
-		reset, remaining := strings.TrimSpace(h.Get(r.reset)), strings.TrimSpace(h.Get(r.remaining))
-		if r.reset == "RateLimit" {
-			// The structured form: limit=10, remaining=0, reset=5, or
-			// "default";r=0;t=5 in later drafts.
-			fields := structuredParams(reset)
-			reset, remaining = cmp.Or(fields["reset"], fields["t"]), cmp.Or(fields["remaining"], fields["r"])
-		}
+		reset, remaining := r.values(h)
 		if reset == "" || remaining != "" && remaining != "0" {
 			continue
 		}
@@ -211,15 +200,30 @@ func pauseFrom(h http.Header, now time.Time) (pause, bool) {
 // rateLimitResets are the headers services send, without a Retry-After, to
 // say when their rate limit resets, each with the header of its family
 // that says how many requests remain.
-var rateLimitResets = []struct {
-	reset, remaining string
-	after            bool // always seconds from now, never a time
-}{
+var rateLimitResets = []rateLimitFamily{
 	{"RateLimit", "", true},                                    // IETF draft, structured
 	{"RateLimit-Reset", "RateLimit-Remaining", true},           // IETF draft, earlier
 	{"X-RateLimit-Reset-After", "X-RateLimit-Remaining", true}, // Discord
 	{"X-RateLimit-Reset", "X-RateLimit-Remaining", false},      // GitHub, GitLab, Okta, many
 	{"X-Rate-Limit-Reset", "X-Rate-Limit-Remaining", false},    // Twitter
+}
+
+type rateLimitFamily struct {
+	reset, remaining string
+	after            bool // always seconds from now, never a time
+}
+
+// values reads the family's reset and how many requests remain, each ""
+// when not sent.
+func (r rateLimitFamily) values(h http.Header) (reset, remaining string) {
+	reset, remaining = strings.TrimSpace(h.Get(r.reset)), strings.TrimSpace(h.Get(r.remaining))
+	if r.reset == "RateLimit" {
+		// The structured form: limit=10, remaining=0, reset=5, or
+		// "default";r=0;t=5 in later drafts.
+		fields := structuredParams(reset)
+		reset, remaining = cmp.Or(fields["reset"], fields["t"]), cmp.Or(fields["remaining"], fields["r"])
+	}
+	return reset, remaining
 }
 
 // secondsOrTime reads a wait as seconds from now, or, for the headers that
