@@ -565,7 +565,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if wait := time.Until(th.due()); wait > 0 {
 		t.Fatalf("the first request waits %v", wait)
 	}
-	release, sent, err := th.acquire(context.Background())
+	release, sent, _, err := th.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -734,7 +734,7 @@ func TestThrottle_spacesFromWhenTheLastRequestWentOnTheWire(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	th.setLimit(10, time.Now()) // paced: 100 ms apart
-	release, sent, err := th.acquire(context.Background())
+	release, sent, _, err := th.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,7 +758,7 @@ func TestThrottle_spacesFromWhenTheLastRequestWentOnTheWire(t *testing.T) {
 	}
 
 	// One that fails before it is written no longer holds the next back.
-	releaseFailed, failed, err := th.acquire(context.Background())
+	releaseFailed, failed, _, err := th.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -821,7 +821,7 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 		th.smallBucket = small
 		th.setLimit(10, time.Now())
 		for _, answer := range []time.Duration{time.Millisecond, 60 * time.Millisecond} {
-			release, sent, err := th.acquire(context.Background())
+			release, sent, _, err := th.acquire(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -896,7 +896,7 @@ func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
 	th.inFlightCap = 2
 	var first time.Time
 	for i := range 2 {
-		_, sent, err := th.acquire(context.Background())
+		_, sent, _, err := th.acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -906,7 +906,7 @@ func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
 	}
 	third := make(chan time.Time, 1)
 	go func() {
-		_, sent, _ := th.acquire(context.Background())
+		_, sent, _, _ := th.acquire(context.Background())
 		third <- sent
 	}()
 	select {
@@ -957,7 +957,7 @@ func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
 	th := newThrottle(8, 0, 30*time.Second)
 	th.setLimit(100, time.Now()) // paced: 10 ms apart
 	for range 3 {
-		release, sent, err := th.acquire(context.Background())
+		release, sent, _, err := th.acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

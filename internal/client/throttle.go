@@ -71,18 +71,17 @@ type throttle struct {
 	maxWait time.Duration
 
 	mu          sync.Mutex
-	pace        rate.Limit        // requests per second; rate.Inf before the first 429
-	lastSent    time.Time         // when the request sent last was let go
-	spacedFrom  time.Time         // when it went on the wire, or was let go until then
-	unwritten   bool              // it has not gone on the wire yet, nor failed
-	usual       time.Duration     // how long an answer usually takes, from the wire
-	dueAt       time.Time         // when the request sent last was due, had it to wait
-	lag         time.Duration     // how late after it was due such a request usually went on the wire
-	inFlight    int               // requests sent and not yet answered
-	busyAt      map[time.Time]int // by request in flight: how many others were when it was let go
-	busyOK      []int             // the same for the requests accepted last, up to busyHistory
-	inFlightCap int               // the most requests in flight the service accepts, once learnt; 0 before
-	answered    bool              // a response came to the request sent last
+	pace        rate.Limit    // requests per second; rate.Inf before the first 429
+	lastSent    time.Time     // when the request sent last was let go
+	spacedFrom  time.Time     // when it went on the wire, or was let go until then
+	unwritten   bool          // it has not gone on the wire yet, nor failed
+	usual       time.Duration // how long an answer usually takes, from the wire
+	dueAt       time.Time     // when the request sent last was due, had it to wait
+	lag         time.Duration // how late after it was due such a request usually went on the wire
+	inFlight    int           // requests sent and not yet answered
+	busyOK      []int         // for the requests accepted last, up to busyHistory: how many others were in flight when each was let go
+	inFlightCap int           // the most requests in flight the service accepts, once learnt; 0 before
+	answered    bool          // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
 	stepStart   time.Time   // since when sent counts
@@ -135,26 +134,26 @@ func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Dura
 		ceiling: ceiling,
 		maxWait: maxWait,
 		pace:    ceiling,
-		busyAt:  make(map[time.Time]int),
 	}
 }
 
 // acquire waits for a slot, then for its turn, any pause and the pace; it
 // returns early with the context's error, and at once when the wait would
 // outlast the context's deadline. The request let go is known by when it
-// was (sent), to wrote, landed and observe.
-func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time, err error) {
+// was (sent), to wrote, landed and observe; busy is how many others were in
+// flight then, for observe.
+func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time, busy int, err error) {
 	select {
 	case t.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, sent, ctx.Err()
+		return nil, sent, 0, ctx.Err()
 	}
 	release = func() { <-t.slots }
 	select {
 	case t.turn <- struct{}{}:
 	case <-ctx.Done():
 		release()
-		return nil, sent, ctx.Err()
+		return nil, sent, 0, ctx.Err()
 	}
 	defer func() { <-t.turn }()
 	var due time.Time
@@ -170,7 +169,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 		waited = true
 		if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now) < wait {
 			release()
-			return nil, sent, errWaitOutlastsDeadline
+			return nil, sent, 0, errWaitOutlastsDeadline
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -180,7 +179,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 		case <-ctx.Done():
 			timer.Stop()
 			release()
-			return nil, sent, ctx.Err()
+			return nil, sent, 0, ctx.Err()
 		}
 	}
 	t.mu.Lock()
@@ -191,10 +190,10 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 		t.dueAt = due
 	}
 	t.sent++
-	t.busyAt[sent] = t.inFlight
+	busy = t.inFlight
 	t.inFlight++
 	t.mu.Unlock()
-	return release, sent, nil
+	return release, sent, busy, nil
 }
 
 // wrote marks the request let go at sent as on the wire: should it be the
@@ -213,22 +212,15 @@ func (t *throttle) wrote(sent time.Time) {
 }
 
 // landed marks the request let go at sent as answered, or failed: the
-// service has counted it, or never will. It returns how many others were in
-// flight when it was let go, for observe; -1 if not known.
-func (t *throttle) landed(sent time.Time) (busy int) {
+// service has counted it, or never will.
+func (t *throttle) landed(sent time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	busy, ok := t.busyAt[sent]
-	if !ok {
-		busy = -1
-	}
-	delete(t.busyAt, sent)
 	t.inFlight--
-	if sent.Equal(t.lastSent) && t.unwritten {
+	if sent.Equal(t.lastSent) {
 		t.unwritten = false
 	}
 	t.wakeOne()
-	return busy
 }
 
 // answeredLate spaces the next request, for a small bucket, from when the
@@ -302,7 +294,8 @@ func (t *throttle) due() time.Time {
 	return at
 }
 
-// observe learns from one response to a request sent at sent.
+// observe learns from one response to a request sent at sent, with busy
+// others in flight (-1: not known).
 //
 // A 429 to a request sent before the last event was already in flight when
 // the pace was set: it belongs to that event. Any other 429 is a new event,
@@ -730,7 +723,7 @@ type throttledTransport struct {
 }
 
 func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	release, sent, err := t.throttle.acquire(req.Context())
+	release, sent, busy, err := t.throttle.acquire(req.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -738,7 +731,7 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 		WroteRequest: func(httptrace.WroteRequestInfo) { t.throttle.wrote(sent) },
 	}))
 	resp, err := t.next.RoundTrip(req)
-	busy := t.throttle.landed(sent)
+	t.throttle.landed(sent)
 	logAttempt(req, resp, err, time.Since(sent), t.redactor)
 	if err != nil {
 		release()
