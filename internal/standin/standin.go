@@ -176,12 +176,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.HugeRequestID {
 		w.Header().Set("X-Request-Id", strings.Repeat("r", 900<<10))
 	}
-	if wait := s.opts.Delay + randN(s.opts.Jitter); wait > 0 {
-		select {
-		case <-time.After(wait):
-		case <-r.Context().Done():
-			return
-		}
+	if !hold(r, s.opts.Delay+randN(s.opts.Jitter)) {
+		return
 	}
 	if s.opts.MaxInFlight > 0 {
 		if s.inFlight.Add(1) > int64(s.opts.MaxInFlight) {
@@ -213,12 +209,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if wait := randN(s.opts.Work); wait > 0 {
-		select {
-		case <-time.After(wait):
-		case <-r.Context().Done():
-			return
-		}
+	if !hold(r, randN(s.opts.Work)) {
+		return
 	}
 	if s.opts.LimitEvery > 0 && n%int64(s.opts.LimitEvery) == 0 {
 		s.tooMany(w, time.Second)
@@ -322,6 +314,19 @@ func (l *slidingLog) take(now time.Time, limit int) (time.Duration, bool) {
 }
 
 // randN is a random duration in [0, d), or 0.
+// hold waits for d, or until the request is given up: false then.
+func hold(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
 func randN(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
