@@ -313,7 +313,6 @@ func (l *slidingLog) take(now time.Time, limit int) (time.Duration, bool) {
 	return 0, true
 }
 
-// randN is a random duration in [0, d), or 0.
 // hold waits for d, or until the request is given up: false then.
 func hold(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
@@ -327,6 +326,7 @@ func hold(r *http.Request, d time.Duration) bool {
 	}
 }
 
+// randN is a random duration in [0, d), or 0.
 func randN(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
