@@ -977,3 +977,30 @@ func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
 		t.Errorf("with a lag of a second, the next is let go %v early, want a tenth of the interval", got)
 	}
 }
+
+// A request waiting for a slow pace looks again at each step of the climb,
+// and goes once the pace grown allows, not when the pace it first saw did:
+// a bucket of one's climb from 8 a second would otherwise wait 125 ms for
+// its first step.
+func TestThrottle_aWaitingRequestGoesAsThePaceClimbs(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	now := time.Now()
+	th.setLimit(1, now) // one a second
+	th.smallBucket = true
+	th.lastSent, th.spacedFrom = now, now
+	release, _, _, err := th.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	// Each 50 ms step grows the pace by 1.4: the interval falls below the
+	// time waited at the fifth step, 250 ms in; without looking again, it
+	// waits the full second.
+	if waited := time.Since(now); waited > 700*time.Millisecond {
+		t.Errorf("the request waited %v, as if the pace had not climbed meanwhile", waited)
+	}
+	if th.pace <= 1 {
+		t.Errorf("the pace is %v, want it grown", th.pace)
+	}
+}

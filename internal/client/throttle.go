@@ -171,6 +171,10 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 			release()
 			return nil, sent, 0, errWaitOutlastsDeadline
 		}
+		if g := t.nextStep(); g.After(now) && g.Before(due) {
+			// The pace may grow by then, and bring the request forward.
+			wait = g.Sub(now)
+		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
@@ -623,11 +627,7 @@ func (t *throttle) grow(now time.Time) {
 		t.narrow(now, step)
 		return
 	}
-	first := growthStep / 2
-	if t.smallBucket {
-		first = growthStep / 4
-	}
-	if limit >= t.ceiling || step < first || t.known > 0 && step < growthStep {
+	if limit >= t.ceiling || step < t.stepLength() {
 		return
 	}
 	// A pace the requests do not keep up with is not what holds them back:
@@ -656,6 +656,32 @@ func (t *throttle) grow(now time.Time) {
 		factor = 1 + rate.Limit(slowGrowth*math.Exp2(min(quiet, 16*time.Second).Seconds()/2))
 	}
 	t.setLimit(min(limit*factor, t.ceiling), now)
+}
+
+// stepLength is how long the pace is held before grow raises it: half a
+// step in the first climb, a quarter for a small bucket, a full one once a
+// rate was measured.
+func (t *throttle) stepLength() time.Duration {
+	switch {
+	case t.known > 0:
+		return growthStep
+	case t.smallBucket:
+		return growthStep / 4
+	}
+	return growthStep / 2
+}
+
+// nextStep is when grow may next change the pace; zero when it will not.
+func (t *throttle) nextStep() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.hi > 0:
+		return t.stepStart.Add(narrowHold)
+	case t.pace >= t.ceiling:
+		return time.Time{}
+	}
+	return t.stepStart.Add(t.stepLength())
 }
 
 // narrow takes a pace a small bucket held for narrowHold, while it held
