@@ -621,13 +621,13 @@ func later(a, b time.Time) time.Time {
 func (t *throttle) grow(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if at := t.stepDue(); at.IsZero() || now.Before(at) {
+		return
+	}
 	limit := t.pace
 	step := now.Sub(t.stepStart)
 	if t.hi > 0 {
 		t.narrow(now, step)
-		return
-	}
-	if limit >= t.ceiling || step < t.stepLength() {
 		return
 	}
 	// A pace the requests do not keep up with is not what holds them back:
@@ -658,40 +658,37 @@ func (t *throttle) grow(now time.Time) {
 	t.setLimit(min(limit*factor, t.ceiling), now)
 }
 
-// stepLength is how long the pace is held before grow raises it: half a
-// step in the first climb, a quarter for a small bucket, a full one once a
-// rate was measured.
-func (t *throttle) stepLength() time.Duration {
-	switch {
-	case t.known > 0:
-		return growthStep
-	case t.smallBucket:
-		return growthStep / 4
-	}
-	return growthStep / 2
-}
-
 // nextStep is when grow may next change the pace; zero when it will not.
 func (t *throttle) nextStep() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.stepDue()
+}
+
+// stepDue is when the step begun at stepStart ends, and grow may change the
+// pace: after narrowHold while a small bucket's rate is narrowed down, else
+// (below the ceiling) after half a step in the first climb, a quarter for a
+// small bucket, a full one once a rate was measured; zero when it will not.
+func (t *throttle) stepDue() time.Time {
 	switch {
 	case t.hi > 0:
 		return t.stepStart.Add(narrowHold)
 	case t.pace >= t.ceiling:
 		return time.Time{}
+	case t.known > 0:
+		return t.stepStart.Add(growthStep)
+	case t.smallBucket:
+		return t.stepStart.Add(growthStep / 4)
 	}
-	return t.stepStart.Add(t.stepLength())
+	return t.stepStart.Add(growthStep / 2)
 }
 
-// narrow takes a pace a small bucket held for narrowHold, while it held
-// requests back, as below its rate, and tries the one between it and the
-// pace refused; once the two are close, it keeps the one held, and grows
-// from there as from any other rate it accepted.
+// narrow takes a pace a small bucket held for a step of narrowHold (grow
+// calls it once one is over), while it held requests back, as below its
+// rate, and tries the one between it and the pace refused; once the two are
+// close, it keeps the one held, and grows from there as from any other rate
+// it accepted.
 func (t *throttle) narrow(now time.Time, step time.Duration) {
-	if step < narrowHold {
-		return
-	}
 	if !t.keptUp(step) {
 		t.stepStart, t.sent = now, 0
 		return
