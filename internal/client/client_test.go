@@ -488,22 +488,22 @@ func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testi
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	before := time.Now()
-	th.observe(refusedRoundingUp, before, -1)
+	th.observe(refusedRoundingUp, before, 0)
 	first := th.pace
-	th.observe(refusedRoundingUp, before, -1)
-	th.observe(refusedRoundingUp, before, -1)
+	th.observe(refusedRoundingUp, before, 0)
+	th.observe(refusedRoundingUp, before, 0)
 	if th.pace != first || th.pausedUntil.After(time.Now()) {
 		t.Fatalf("refusals in flight moved the pace from %v to %v, or held requests until %v", first, th.pace, th.pausedUntil)
 	}
 	start := time.Now()
-	th.observe(refusedRoundingUp, start, -1)
+	th.observe(refusedRoundingUp, start, 0)
 	if end := th.pausedUntil; !end.After(start) || end.Sub(start) > time.Second+windowMargin || end.Nanosecond() != int(windowMargin) {
 		t.Errorf("a window spent at %v held requests until %v, want %v after the next whole second", start, end, windowMargin)
 	}
 	for i, want := range []time.Duration{2 * probeGap, time.Second} {
 		th.pausedUntil = time.Time{}
 		start := time.Now()
-		th.observe(refusedRoundingUp, start, -1)
+		th.observe(refusedRoundingUp, start, 0)
 		if held := th.pausedUntil.Sub(start); held < want || held > want+50*time.Millisecond {
 			t.Errorf("refusal %d with nothing accepted held requests for %v, want %v", i+2, held, want)
 		}
@@ -540,7 +540,7 @@ func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	th := newThrottle(8, 0, 30*time.Second)
 	sent := time.Now()
 	for range 8 {
-		th.observe(refusedRoundingUp, sent, -1)
+		th.observe(refusedRoundingUp, sent, 0)
 	}
 	if got := th.pace; got != 8 {
 		t.Fatalf("pace after a first moment of refusals = %v, want 8 per second", got)
@@ -573,7 +573,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("with the last request unanswered the next is due %v after it, want %v", got, firstSpacing)
 	}
-	th.observe(&http.Response{StatusCode: http.StatusOK}, sent.Add(-time.Millisecond), -1)
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent.Add(-time.Millisecond), 0)
 	if got := th.due().Sub(sent); got != firstSpacing {
 		t.Errorf("an answer to an earlier request made the next due %v after the last, want %v", got, firstSpacing)
 	}
@@ -584,7 +584,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if th.inFlight != 0 {
 		t.Errorf("%d requests in flight after the only one was answered", th.inFlight)
 	}
-	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, -1)
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, 0)
 	if wait := time.Until(th.due()); wait > 0 {
 		t.Errorf("with the last request answered the next still waits %v", wait)
 	}
@@ -638,9 +638,9 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, start.Add(time.Duration(i)*time.Millisecond))
 		}
-		th.observe(refusedRoundingUp, start.Add(500*time.Millisecond), -1)
+		th.observe(refusedRoundingUp, start.Add(500*time.Millisecond), 0)
 		th.lastCut, th.sinceCut, th.pace = start, 5, 60 // climbed since, to 60 a second
-		th.observe(refusedRoundingUp, time.Now(), -1)
+		th.observe(refusedRoundingUp, time.Now(), 0)
 		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
 			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)
 		}
@@ -719,7 +719,7 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, last.Add(time.Duration(i+1)*time.Second/time.Duration(tc.accepted+1)))
 		}
-		th.observe(refusedRoundingUp, time.Now(), -1)
+		th.observe(refusedRoundingUp, time.Now(), 0)
 		if math.Abs(float64(th.known-tc.want)) > 0.5 || math.Abs(float64(th.pace-settle*th.known)) > 1e-9 {
 			t.Errorf("%s: known %v and pace %v, want %v and %v", tc.name, th.known, th.pace, tc.want, settle*tc.want)
 		}
@@ -780,7 +780,7 @@ func TestThrottle_aSmallBucketsRateIsNarrowedDown(t *testing.T) {
 	now := time.Now()
 	th.smallBucket, th.lo, th.hi, th.pace, th.lastCut, th.sinceCut = true, 40, 60, 49, now.Add(-time.Second), 20
 
-	th.observe(refusedRoundingUp, now, -1)
+	th.observe(refusedRoundingUp, now, 0)
 	if want := rate.Limit(math.Sqrt(40 * 49)); th.hi != 49 || math.Abs(float64(th.pace-want)) > 1e-9 {
 		t.Fatalf("refused at 49/s: bounds %v–%v and pace %v, want 40–49 and %v", th.lo, th.hi, th.pace, want)
 	}
@@ -829,7 +829,7 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 			wire := th.spacedFrom
 			time.Sleep(answer)
 			th.landed(sent)
-			th.observe(ok, sent, -1)
+			th.observe(ok, sent, 0)
 			release()
 			late := th.spacedFrom.Sub(wire)
 			switch {

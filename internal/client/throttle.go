@@ -299,7 +299,7 @@ func (t *throttle) due() time.Time {
 }
 
 // observe learns from one response to a request sent at sent, with busy
-// others in flight (-1: not known).
+// others in flight.
 //
 // A 429 to a request sent before the last event was already in flight when
 // the pace was set: it belongs to that event. Any other 429 is a new event,
@@ -328,12 +328,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 
 	if !rateLimited(resp) {
 		t.accepted = append(t.accepted, now)
-		if busy >= 0 {
-			if len(t.busyOK) == busyHistory {
-				t.busyOK = append(t.busyOK[:0], t.busyOK[1:]...)
-			}
-			t.busyOK = append(t.busyOK, busy)
+		if len(t.busyOK) == busyHistory {
+			t.busyOK = append(t.busyOK[:0], t.busyOK[1:]...)
 		}
+		t.busyOK = append(t.busyOK, busy)
 		if !sent.Before(t.lastCut) {
 			t.sinceCut++ // sent at the pace last set: the service accepts that much
 			if t.guess != unknownWindow {
