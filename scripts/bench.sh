@@ -15,7 +15,8 @@
 #      of 1, 10 and 50 and Retry-After rounded up to whole seconds, the same
 #      with Retry-After as an HTTP date, with none, and with
 #      X-RateLimit-Reset instead, a fixed window of 50 per wall-clock
-#      second, a rolling window of 50 in any second; a bucket of one whose
+#      second, a rolling window of 50 in any second; a bucket of one at 30
+#      a second (its rate lies between the first climb's steps), one whose
 #      requests reach it up to 3 ms late at random, as over a network, and
 #      one whose work after counting a request varies by up to 10 ms; and
 #      services that limit requests in flight (4, with work up to 100 ms; 2,
@@ -136,8 +137,9 @@ while IFS='|' read -r name flags; do
   work=$(echo "$flags" | sed -n 's/.*-work \([^ ]*\).*/\1/p'); work=${work:-0s}
   unlimited "$work"
   ideal=${free_wall[$work]}
-  if [[ "$flags" == *"-rate-limit 50"* ]]; then # the list and 300 reads, at 50 a second
-    ideal=$(echo "scale=3; f = 301 / 50; if (f > $ideal) f else $ideal" | bc)
+  limit=$(echo "$flags" | sed -n 's/.*-rate-limit \([0-9]*\).*/\1/p')
+  if [ -n "$limit" ]; then # the list and 300 reads, at the rate allowed
+    ideal=$(echo "scale=3; f = 301 / $limit; if (f > $ideal) f else $ideal" | bc)
   fi
   # shellcheck disable=SC2086
   start_standin "$tmp" -generate 300 $flags
@@ -156,6 +158,7 @@ while IFS='|' read -r name flags; do
   errors=$((errors + errs)); [ "$rc" = 0 ] || rate_rc=$rc
 done <<'LIMITERS'
 bucket, burst 1|-rate-limit 50 -rate-burst 1
+bucket, burst 1, 30 per second|-rate-limit 30 -rate-burst 1
 bucket, burst 1, 3 ms jitter|-rate-limit 50 -rate-burst 1 -jitter 3ms
 bucket, burst 1, work up to 10 ms|-rate-limit 50 -rate-burst 1 -work 10ms
 bucket, burst 10|-rate-limit 50 -rate-burst 10

@@ -17,14 +17,16 @@ import (
 )
 
 // pacingLimiters are the limits real services put in front of an API: rates
-// of 50 requests a second, under each limiter, and limits on requests in
-// flight, with the service's work varying. make bench runs the same set
+// of 50 requests a second, under each limiter, a bucket of one at 30 (its
+// rate lies between the first climb's steps, and is reached sooner), and
+// limits on requests in flight, with the service's work varying. make bench runs the same set
 // through Terraform.
 var pacingLimiters = []struct {
 	name string
 	opts standin.Options
 }{
 	{"bucket_burst1", standin.Options{RateLimit: 50, RateBurst: 1}},
+	{"bucket_burst1_rate30", standin.Options{RateLimit: 30, RateBurst: 1}},
 	{"bucket_burst1_jitter", standin.Options{RateLimit: 50, RateBurst: 1, Jitter: 3 * time.Millisecond}},
 	{"bucket_burst1_work", standin.Options{RateLimit: 50, RateBurst: 1, Work: 10 * time.Millisecond}},
 	{"bucket_burst10", standin.Options{RateLimit: 50, RateBurst: 10}},
