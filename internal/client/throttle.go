@@ -376,7 +376,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	// event in a row with nothing accepted between says that it refuses
 	// everything (a window of one or two).
 	tooFast := t.sinceCut > 0 || t.smallBucket && t.blocked == 1 && !t.windowed
-	climbing := t.known == 0 && t.hi == 0
+	smallClimb := t.smallBucket && t.known == 0 && t.hi == 0 // its first climb
 	switch {
 	case t.lastCut.IsZero():
 		// The rate accepted so far in the last second, over the time it
@@ -398,14 +398,14 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// are close, the pace is the one it held.
 		t.hi = pace
 		next = t.narrowed()
-	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket && !climbing:
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket && !smallClimb:
 		// A bucket of one or two refuses every other request paced
 		// faster than its rate, so one refused after a run of accepted
 		// ones came too close to the one before by scheduling's jitter:
 		// step back by the settling margin only.
 		t.known = pace
 		next = settle * t.known
-	case now.Sub(t.lastCut) < minInterval && tooFast && !(t.smallBucket && climbing):
+	case now.Sub(t.lastCut) < minInterval && tooFast && !smallClimb:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
 		// (A small bucket's climb refused is as telling now as later.)
