@@ -532,8 +532,8 @@ func TestThrottle_aSmallBucketIsTakenForAWindowOnlyAtASecondRefusalInARow(t *tes
 			th.windowed, th.pausedUntil.Sub(now), th.lo, th.hi, th.pace, want)
 	}
 	th.observe(refusedRoundingUp, time.Now(), 0)
-	if !th.windowed || !th.pausedUntil.After(time.Now()) {
-		t.Errorf("refused twice in a row with nothing accepted: windowed %v, held until %v", th.windowed, th.pausedUntil)
+	if !th.windowed || !th.pausedUntil.After(time.Now()) || th.lo != 0 || th.hi != 0 {
+		t.Errorf("refused twice in a row with nothing accepted: windowed %v, held until %v, bounds %v–%v; want a window held, and no more narrowing", th.windowed, th.pausedUntil, th.lo, th.hi)
 	}
 }
 

@@ -312,6 +312,31 @@ func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
 	}
 }
 
+// Small limits are not hammered either, whether a window of a few a second
+// or a bucket of one that slow: both refuse the second request, so both
+// start as a bucket of one or two, and a window must not then be narrowed
+// down as one (it accepts a run at any pace until it is spent).
+func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts standin.Options
+	}{
+		{"a window of 4 a second", standin.Options{RateLimit: 4, RateWindow: true}},
+		{"a bucket of one at 4 a second", standin.Options{RateLimit: 4, RateBurst: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, s := readsAgainst(t, 24, tc.opts)
+			limited, total := s.Limited.Load(), s.Requests.Load()
+			if limited*6 > total {
+				t.Errorf("%d of %d requests answered 429", limited, total)
+			}
+			t.Logf("%d of %d answered 429", limited, total)
+		})
+	}
+}
+
 // A service that limits requests in flight, not their rate, has the client
 // send no more at once than it accepts, rather than pace them: no pace is
 // learnt from its 429s, and few requests are refused.
@@ -344,10 +369,17 @@ func TestThrottle_pacesARateLimitAnsweredWith403(t *testing.T) {
 // opts, and checks that every read succeeds.
 func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {
 	t.Helper()
-	c, s := standinClient(t, 150, opts)
+	return readsAgainst(t, 150, opts)
+}
+
+// readsAgainst reads n profiles at once, through one client, from a
+// stand-in with opts.
+func readsAgainst(t *testing.T, n int, opts standin.Options) (*Client, *standin.Server) {
+	t.Helper()
+	c, s := standinClient(t, n, opts)
 	var wg sync.WaitGroup
-	errs := make(chan error, 150)
-	for i := range 150 {
+	errs := make(chan error, n)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -422,7 +422,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		hold := now.Add(min(wait, probeGap<<min(t.blocked-1, 4)))
 		switch {
 		case !t.windowed:
-			t.windowed = true
+			// A window accepts a run of requests at any pace until it is
+			// spent, which a small bucket's narrowing would take for a pace
+			// held: that is over.
+			t.windowed, t.lo, t.hi, t.loGuessed = true, 0, 0, false
 			hold = t.reopening(now, wait, ok)
 			if n := t.spent[t.guessedKind()]; n > 0 {
 				t.known = rate.Limit(n)
