@@ -313,7 +313,9 @@ func (t *throttle) due() time.Time {
 //   - nothing was: the service refuses everything for now (a window spent),
 //     so every request is held back until it reopens (reopening), and should
 //     a probe then be refused too, briefly, then longer, up to Retry-After,
-//     without learning a lower pace from it.
+//     without learning a lower pace from it. A bucket of one or two refuses
+//     the first request after an event whenever it still follows the last
+//     too closely: for one, only the second such event in a row tells.
 func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	now := time.Now()
 	t.mu.Lock()
