@@ -537,6 +537,21 @@ func TestThrottle_aSmallBucketIsTakenForAWindowOnlyAtASecondRefusalInARow(t *tes
 	}
 }
 
+// A bucket of one or two refuses the second or third request, with at most
+// one other in flight. A limit on requests in flight, whose answers are
+// slow, can refuse one as early, with nothing accepted yet, but with more
+// in flight: that is not taken for a small bucket.
+func TestThrottle_aSmallBucketIsOnlyOneRefusedWithLittleInFlight(t *testing.T) {
+	t.Parallel()
+	for _, busy := range []int{0, 1, 3} {
+		th := newThrottle(8, 0, 30*time.Second)
+		th.observe(refusedRoundingUp, time.Now(), busy)
+		if want := busy <= 1; th.smallBucket != want {
+			t.Errorf("the first 429, nothing accepted, %d others in flight: small bucket %v, want %v", busy, th.smallBucket, want)
+		}
+	}
+}
+
 // A small bucket's first climb, refused, brackets its rate between the step
 // refused and the one before, however soon after the first 429 and however
 // many were accepted in a row: that is neither jitter nor a pace to cut by

@@ -393,7 +393,11 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		accepted := acceptedSince(t.accepted, now.Add(-throttleWindow))
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
-		t.smallBucket = accepted <= 2
+		// A bucket of one or two refuses the second or third request,
+		// with at most one other in flight; a limit on requests in
+		// flight, whose answers are slow, may refuse one as early, but
+		// with more in flight.
+		t.smallBucket = accepted <= 2 && busy <= 1
 	case t.hi > 0 && tooFast:
 		// A small bucket refused the pace tried between the one it held
 		// and the one it refused: the rate lies below it. Once the two
