@@ -495,10 +495,6 @@ func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testi
 	if th.pace != first || th.pausedUntil.After(time.Now()) {
 		t.Fatalf("refusals in flight moved the pace from %v to %v, or held requests until %v", first, th.pace, th.pausedUntil)
 	}
-	// Nothing was accepted before the first 429, which leaves it a bucket of
-	// one or two, taken for a window only at a second refusal in a row
-	// (TestThrottle_aSmallBucketIsTakenForAWindowOnlyAtASecondRefusalInARow).
-	th.smallBucket = false
 	start := time.Now()
 	th.observe(refusedRoundingUp, start, 0)
 	if end := th.pausedUntil; !end.After(start) || end.Sub(start) > time.Second+windowMargin || end.Nanosecond() != int(windowMargin) {
@@ -514,80 +510,6 @@ func TestThrottle_inFlightRefusalsAreOneEventAndRefusingEverythingHolds(t *testi
 	}
 	if th.pace != first/2 {
 		t.Errorf("after three holds the pace is %v, want half of %v", th.pace, first)
-	}
-}
-
-// A bucket of one or two refuses a request that follows the one before too
-// closely, and the first one sent after a 429 can be: that is the pace
-// still too fast, not a window spent. Only a second refusal in a row, with
-// nothing accepted between, holds every request as for a window.
-func TestThrottle_aSmallBucketIsTakenForAWindowOnlyAtASecondRefusalInARow(t *testing.T) {
-	t.Parallel()
-	th := newThrottle(8, 0, 30*time.Second)
-	now := time.Now()
-	th.smallBucket, th.known, th.lo, th.hi, th.pace, th.lastCut = true, 60, 43, 60, 50.8, now.Add(-30*time.Millisecond)
-	th.observe(refusedRoundingUp, now, 0)
-	if want := rate.Limit(math.Sqrt(43 * 50.8)); th.windowed || th.pausedUntil.After(now) || th.hi != 50.8 || math.Abs(float64(th.pace-want)) > 1e-9 {
-		t.Fatalf("the first request at 50.8/s refused: windowed %v, held until %v, bounds %v–%v, pace %v; want the narrowing to go on at %v, nothing held",
-			th.windowed, th.pausedUntil.Sub(now), th.lo, th.hi, th.pace, want)
-	}
-	th.observe(refusedRoundingUp, time.Now(), 0)
-	if !th.windowed || !th.pausedUntil.After(time.Now()) || th.lo != 0 || th.hi != 0 {
-		t.Errorf("refused twice in a row with nothing accepted: windowed %v, held until %v, bounds %v–%v; want a window held, and no more narrowing", th.windowed, th.pausedUntil, th.lo, th.hi)
-	}
-}
-
-// A bucket of one or two refuses the second or third request, with at most
-// one other in flight. A limit on requests in flight, whose answers are
-// slow, can refuse one as early, with nothing accepted yet, but with more
-// in flight: that is not taken for a small bucket.
-func TestThrottle_aSmallBucketIsOnlyOneRefusedWithLittleInFlight(t *testing.T) {
-	t.Parallel()
-	for _, busy := range []int{0, 1, 3} {
-		th := newThrottle(8, 0, 30*time.Second)
-		th.observe(refusedRoundingUp, time.Now(), busy)
-		if want := busy <= 1; th.smallBucket != want {
-			t.Errorf("the first 429, nothing accepted, %d others in flight: small bucket %v, want %v", busy, th.smallBucket, want)
-		}
-	}
-}
-
-// A small bucket's first climb, refused, brackets its rate between the step
-// refused and the one before, however soon after the first 429 and however
-// many were accepted in a row: that is neither jitter nor a pace to cut by
-// a fixed step.
-func TestThrottle_aSmallBucketsClimbRefusedSoonIsNarrowed(t *testing.T) {
-	t.Parallel()
-	for _, accepted := range []int{1, jitterRun + 2} {
-		th := newThrottle(8, 0, 30*time.Second)
-		now := time.Now()
-		th.smallBucket, th.pace, th.lastCut, th.sinceCut = true, 118, now.Add(-200*time.Millisecond), accepted
-		th.observe(refusedRoundingUp, now, 0)
-		lo := 118 / rate.Limit(fastGrowth)
-		if want := rate.Limit(math.Sqrt(float64(lo * 118))); th.lo != lo || th.hi != 118 || !th.loGuessed || math.Abs(float64(th.pace-want)) > 1e-9 {
-			t.Errorf("%d accepted, then refused at 118/s: bounds %v–%v (guessed %v), pace %v; want %v–118, guessed, and %v", accepted, th.lo, th.hi, th.loGuessed, th.pace, lo, want)
-		}
-	}
-}
-
-// The lower bound a small bucket's climb leaves is the step before the one
-// refused, accepted for a moment only: should a pace just above it be
-// refused too, the rate lies below it, and the narrowing goes on a step
-// lower instead of settling on it. A pace held for narrowHold is settled on.
-func TestThrottle_aSmallBucketSettlesOnlyOnAPaceItHeld(t *testing.T) {
-	t.Parallel()
-	for _, guessed := range []bool{true, false} {
-		th := newThrottle(8, 0, 30*time.Second)
-		now := time.Now()
-		th.smallBucket, th.known, th.lo, th.hi, th.loGuessed = true, 62, 60, 62, guessed
-		th.pace, th.lastCut, th.sinceCut = 61, now.Add(-100*time.Millisecond), 1
-		th.observe(refusedRoundingUp, now, 0)
-		switch lo := 61 / rate.Limit(fastGrowth); {
-		case guessed && (th.lo != lo || th.hi != 61 || math.Abs(float64(th.pace)-math.Sqrt(float64(lo*61))) > 1e-9):
-			t.Errorf("refused at 61/s above a guessed 60: bounds %v–%v, pace %v; want %v–61 and the pace between", th.lo, th.hi, th.pace, lo)
-		case !guessed && (th.hi != 0 || th.known != 60 || th.pace != heldMargin*60):
-			t.Errorf("refused at 61/s above a held 60: bounds %v–%v, known %v, pace %v; want 60 settled on", th.lo, th.hi, th.known, th.pace)
-		}
 	}
 }
 

@@ -96,7 +96,6 @@ type throttle struct {
 	spent       [3]int      // by kind, what the window accepted when last found spent
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	lo, hi      rate.Limit  // while a small bucket's rate is narrowed down: the pace it held, and the one it refused; 0 after
-	loGuessed   bool        // lo is the climb's step before the one refused, accepted for a moment only, not held
 	accepted    []time.Time // times of accepted requests within measureWindow
 }
 
@@ -313,9 +312,7 @@ func (t *throttle) due() time.Time {
 //   - nothing was: the service refuses everything for now (a window spent),
 //     so every request is held back until it reopens (reopening), and should
 //     a probe then be refused too, briefly, then longer, up to Retry-After,
-//     without learning a lower pace from it. A bucket of one or two refuses
-//     the first request after an event whenever it still follows the last
-//     too closely: for one, only the second such event in a row tells.
+//     without learning a lower pace from it.
 func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	now := time.Now()
 	t.mu.Lock()
@@ -354,7 +351,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// learnt from the 429s so far, which were the same, is undone:
 		// should the service also limit the rate, the next 429 tells.
 		if t.inFlightCap == 0 {
-			t.known, t.lo, t.hi, t.loGuessed, t.smallBucket = 0, 0, 0, false, false
+			t.known, t.lo, t.hi, t.smallBucket = 0, 0, 0, false
 			t.setLimit(t.ceiling, now)
 		}
 		if t.inFlightCap == 0 || busy < t.inFlightCap {
@@ -367,18 +364,6 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	}
 	pace := t.pace
 	next := pace
-	switch {
-	case t.sinceCut > 0:
-		t.blocked = 0
-	case !t.lastCut.IsZero():
-		t.blocked++
-	}
-	// A bucket of one or two refuses a request that follows the one before
-	// too closely, and the first sent after an event can: only a second
-	// event in a row with nothing accepted between says that it refuses
-	// everything (a window of one or two).
-	tooFast := t.sinceCut > 0 || t.smallBucket && t.blocked == 1 && !t.windowed
-	smallClimb := t.smallBucket && t.known == 0 && t.hi == 0 // its first climb
 	switch {
 	case t.lastCut.IsZero():
 		// The rate accepted so far in the last second, over the time it
@@ -393,45 +378,38 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		accepted := acceptedSince(t.accepted, now.Add(-throttleWindow))
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
-		// A bucket of one or two refuses the second or third request,
-		// with at most one other in flight; a limit on requests in
-		// flight, whose answers are slow, may refuse one as early, but
-		// with more in flight.
-		t.smallBucket = accepted <= 2 && busy <= 1
-	case t.hi > 0 && tooFast:
+		t.smallBucket = accepted <= 2
+	case t.hi > 0 && t.sinceCut > 0:
 		// A small bucket refused the pace tried between the one it held
 		// and the one it refused: the rate lies below it. Once the two
 		// are close, the pace is the one it held.
 		t.hi = pace
 		next = t.narrowed()
-	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket && !smallClimb:
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket:
 		// A bucket of one or two refuses every other request paced
 		// faster than its rate, so one refused after a run of accepted
 		// ones came too close to the one before by scheduling's jitter:
 		// step back by the settling margin only.
 		t.known = pace
 		next = settle * t.known
-	case now.Sub(t.lastCut) < minInterval && tooFast && !smallClimb:
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
-		// (A small bucket's climb refused is as telling now as later.)
 		t.known = pace * earlyCut / settle
 		t.setLimit(pace*earlyCut, now)
 		return
-	case !tooFast:
+	case t.sinceCut == 0:
 		// Held back for a probe's time, doubling, and no longer than
 		// Retry-After; should that go on, the pace is halved too. The
 		// first time, this is a window spent: held until it reopens,
 		// and paced from then on below what it accepted in the last
 		// second, rather than climbing from the first estimate to spend
 		// the next one early.
+		t.blocked++
 		hold := now.Add(min(wait, probeGap<<min(t.blocked-1, 4)))
 		switch {
 		case !t.windowed:
-			// A window accepts a run of requests at any pace until it is
-			// spent, which a small bucket's narrowing would take for a pace
-			// held: that is over.
-			t.windowed, t.lo, t.hi, t.loGuessed = true, 0, 0, false
+			t.windowed = true
 			hold = t.reopening(now, wait, ok)
 			if n := t.spent[t.guessedKind()]; n > 0 {
 				t.known = rate.Limit(n)
@@ -451,6 +429,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			t.pausedUntil = later(t.pausedUntil, hold)
 		}
 	default:
+		t.blocked = 0
 		// Over two seconds at most: further back, the pace was likelier
 		// still below the limit, and a bucket full and wasting; over much
 		// less, what a bucket saved up while requests paused would count
@@ -477,10 +456,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			// may have accepted the step before on its burst alone.
 			measured = max(measured, pace/fastGrowth)
 			if t.smallBucket {
-				// Only the step before: over a climb's short steps,
-				// what was accepted since the last event may measure
-				// more than the pace refused.
-				t.lo, t.hi, t.loGuessed = pace/fastGrowth, pace, true
+				t.lo, t.hi = measured, pace
 			}
 		} else if t.smallBucket {
 			// A bucket of one or two refuses two requests that scheduling
@@ -715,7 +691,7 @@ func (t *throttle) narrow(now time.Time, step time.Duration) {
 		t.stepStart, t.sent = now, 0
 		return
 	}
-	t.lo, t.loGuessed = t.pace, false
+	t.lo = t.pace
 	t.setLimit(min(t.narrowed(), t.ceiling), now)
 }
 
@@ -733,11 +709,6 @@ func (t *throttle) keptUp(step time.Duration) bool {
 // (the one above it was refused), so the pace stays just under it, by
 // heldMargin, not by the settling margin of a rate measured.
 func (t *throttle) narrowed() rate.Limit {
-	if t.hi < narrowEnough*t.lo && t.loGuessed {
-		// Refused close to a pace it was never seen to hold: the rate
-		// lies below that one too, by as much as a climb's step.
-		t.lo = t.hi / fastGrowth
-	}
 	if t.hi < narrowEnough*t.lo {
 		t.known, t.lo, t.hi = t.lo, 0, 0
 		return heldMargin * t.known
