@@ -16,7 +16,7 @@
 #      with Retry-After as an HTTP date, with none, and with
 #      X-RateLimit-Reset instead, a fixed window of 50 per wall-clock
 #      second, a rolling window of 50 in any second; a bucket of one at 30
-#      a second (its rate lies between the first climb's steps), one whose
+#      a second (the first climb reaches its rate early: README), one whose
 #      requests reach it up to 3 ms late at random, as over a network, and
 #      one whose work after counting a request varies by up to 10 ms; and
 #      services that limit requests in flight (4, with work up to 100 ms; 2,
