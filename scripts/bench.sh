@@ -113,7 +113,7 @@ stop_standin
 cpu_med=$(cut -d' ' -f1 "$tmp/ratios" | median)
 mem_med=$(cut -d' ' -f2 "$tmp/ratios" | median)
 
-echo "== (b) 301 reads against limits of 50 requests/s, or on requests in flight"
+echo "== (b) 301 reads against limits of 50 (and 30) requests/s, or on requests in flight"
 # The same plan against the same service without its limit, by the
 # service's work (the -work given, or none): the ideal's other half. The
 # mean of two plans, as one varies by a third here.

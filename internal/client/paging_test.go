@@ -365,15 +365,14 @@ func TestThrottle_pacesARateLimitAnsweredWith403(t *testing.T) {
 	}
 }
 
-// throttleAgainst reads 150 profiles at once from the stand-in limited by
-// opts, and checks that every read succeeds.
+// throttleAgainst is readsAgainst with 150 profiles.
 func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {
 	t.Helper()
 	return readsAgainst(t, 150, opts)
 }
 
-// readsAgainst reads n profiles at once, through one client, from a
-// stand-in with opts.
+// readsAgainst reads n profiles at once, through one client, from the
+// stand-in limited by opts, and checks that every read succeeds.
 func readsAgainst(t *testing.T, n int, opts standin.Options) (*Client, *standin.Server) {
 	t.Helper()
 	c, s := standinClient(t, n, opts)
