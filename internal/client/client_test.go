@@ -620,18 +620,23 @@ func TestWindowEnd(t *testing.T) {
 }
 
 // Refused while climbing from the first estimate, the pace falls back to
-// just below the step before, which was accepted; a bucket of one or two
-// (the first 429 came after two requests or fewer), which refuses a step
-// above its rate almost at once, tries the pace between the two steps.
+// just below the step before, which was accepted, or if that came too soon
+// to measure anything, by a step; a bucket of one or two (the first 429 came
+// after two requests or fewer), which refuses a step above its rate almost
+// at once, tries the pace between the two steps, however soon: at 30 a
+// second, the climb reaches its rate within a quarter of a second.
 func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		accepted int
+		soon     bool // the climb refused within minInterval of the first 429
 		want     rate.Limit
 	}{
-		{"a bucket of one", 1, 60 / rate.Limit(math.Sqrt(fastGrowth))},
-		{"a bucket of twenty", 20, settle * 60 / fastGrowth},
+		{"a bucket of one", 1, false, 60 / rate.Limit(math.Sqrt(fastGrowth))},
+		{"a bucket of one, soon", 1, true, 60 / rate.Limit(math.Sqrt(fastGrowth))},
+		{"a bucket of twenty", 20, false, settle * 60 / fastGrowth},
+		{"a bucket of twenty, soon", 20, true, earlyCut * 60},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		start := time.Now().Add(-900 * time.Millisecond)
@@ -640,6 +645,9 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		}
 		th.observe(refusedRoundingUp, start.Add(500*time.Millisecond), 0)
 		th.lastCut, th.sinceCut, th.pace = start, 5, 60 // climbed since, to 60 a second
+		if tc.soon {
+			th.lastCut = time.Now().Add(-minInterval / 2)
+		}
 		th.observe(refusedRoundingUp, time.Now(), 0)
 		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
 			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)

@@ -18,10 +18,9 @@ import (
 
 // pacingLimiters are the limits real services put in front of an API: rates
 // of 50 requests a second, under each limiter; a bucket of one at 30, whose
-// rate the first climb reaches within a quarter of a second, where its
-// refusal is misread (README, "Tried and not kept"); and limits on requests
-// in flight, with the service's work varying. make bench runs the same set
-// through Terraform.
+// rate the first climb reaches within a quarter of a second of the first
+// 429; and limits on requests in flight, with the service's work varying.
+// make bench runs the same set through Terraform.
 var pacingLimiters = []struct {
 	name string
 	opts standin.Options

@@ -385,6 +385,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// are close, the pace is the one it held.
 		t.hi = pace
 		next = t.narrowed()
+	case t.smallBucket && t.known == 0 && t.sinceCut > 0:
+		// A bucket of one or two refused its first climb, which it
+		// accepted a step before: its rate lies between the two steps,
+		// however soon this came, and is narrowed down between them.
+		t.lo, t.hi = pace/fastGrowth, pace
+		next = t.narrowed()
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket:
 		// A bucket of one or two refuses every other request paced
 		// faster than its rate, so one refused after a run of accepted
