@@ -624,19 +624,23 @@ func TestWindowEnd(t *testing.T) {
 // to measure anything, by a step; a bucket of one or two (the first 429 came
 // after two requests or fewer), which refuses a step above its rate almost
 // at once, tries the pace between the two steps, however soon: at 30 a
-// second, the climb reaches its rate within a quarter of a second.
+// second, the climb reaches its rate within a quarter of a second. Not with
+// others in flight: a limit on requests in flight whose answers are slow
+// refuses early too (the jitter's step back, as before).
 func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		accepted int
 		soon     bool // the climb refused within minInterval of the first 429
+		busy     int  // others in flight when the refused request was let go
 		want     rate.Limit
 	}{
-		{"a bucket of one", 1, false, 60 / rate.Limit(math.Sqrt(fastGrowth))},
-		{"a bucket of one, soon", 1, true, 60 / rate.Limit(math.Sqrt(fastGrowth))},
-		{"a bucket of twenty", 20, false, settle * 60 / fastGrowth},
-		{"a bucket of twenty, soon", 20, true, earlyCut * 60},
+		{"a bucket of one", 1, false, 0, 60 / rate.Limit(math.Sqrt(fastGrowth))},
+		{"a bucket of one, soon", 1, true, 0, 60 / rate.Limit(math.Sqrt(fastGrowth))},
+		{"a bucket of one, soon, with two others in flight", 1, true, 2, settle * 60},
+		{"a bucket of twenty", 20, false, 0, settle * 60 / fastGrowth},
+		{"a bucket of twenty, soon", 20, true, 0, earlyCut * 60},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		start := time.Now().Add(-900 * time.Millisecond)
@@ -648,7 +652,7 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		if tc.soon {
 			th.lastCut = time.Now().Add(-minInterval / 2)
 		}
-		th.observe(refusedRoundingUp, time.Now(), 0)
+		th.observe(refusedRoundingUp, time.Now(), tc.busy)
 		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
 			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)
 		}

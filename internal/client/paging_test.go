@@ -329,7 +329,9 @@ func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
 			t.Parallel()
 			_, s := readsAgainst(t, 24, tc.opts)
 			limited, total := s.Limited.Load(), s.Requests.Load()
-			if limited*6 > total {
+			// 2 to 4 of 26 to 28 here, more under load; the misreading
+			// this guards against refused 7 of 31.
+			if limited*5 > total {
 				t.Errorf("%d of %d requests answered 429", limited, total)
 			}
 			t.Logf("%d of %d answered 429", limited, total)

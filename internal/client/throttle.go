@@ -385,10 +385,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// are close, the pace is the one it held.
 		t.hi = pace
 		next = t.narrowed()
-	case t.smallBucket && t.known == 0 && t.sinceCut > 0:
+	case t.smallBucket && t.known == 0 && t.sinceCut > 0 && busy <= 1:
 		// A bucket of one or two refused its first climb, which it
 		// accepted a step before: its rate lies between the two steps,
-		// however soon this came, and is narrowed down between them.
+		// however soon this came, and is narrowed down between them. Not
+		// with more in flight: a limit on requests in flight whose
+		// answers are slow also refuses early, and more than its rate.
 		t.lo, t.hi = pace/fastGrowth, pace
 		next = t.narrowed()
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket:
