@@ -20,7 +20,9 @@
 #      requests reach it up to 3 ms late at random, as over a network, and
 #      one whose work after counting a request varies by up to 10 ms; and
 #      services that limit requests in flight (4, with work up to 100 ms; 2,
-#      with up to 60 ms) rather than their rate. All but the buckets of
+#      with up to 60 ms) rather than their rate, whose ideal is also no less
+#      than the requests over the rate such a limit allows (in flight / the
+#      average work). All but the buckets of
 #      issue #10 and the fixed window are additions, held to the same
 #      targets. Targets (issue #10): no error, wall time <= 1.1x the ideal
 #      (max of the requests past a bucket's burst / rate and the same plan
@@ -145,6 +147,12 @@ while IFS='|' read -r name flags; do
     burst=$(echo "$flags" | sed -n 's/.*-rate-burst \([0-9]*\).*/\1/p')
     case "$flags" in *-rate-window* | *-rate-sliding*) burst=0 ;; esac
     ideal=$(echo "scale=3; f = (301 - ${burst:-$limit}) / $limit; if (f > $ideal) f else $ideal" | bc)
+  fi
+  in_flight=$(echo "$flags" | sed -n 's/.*-max-in-flight \([0-9]*\).*/\1/p')
+  if [ -n "$in_flight" ] && [[ "$work" == *ms ]]; then
+    # At most that many at once, each held for its work, up to -work at
+    # random, half of it on average: the rate such a limit allows.
+    ideal=$(echo "scale=3; f = 301 * ${work%ms} / 2000 / $in_flight; if (f > $ideal) f else $ideal" | bc)
   fi
   # shellcheck disable=SC2086
   start_standin "$tmp" -generate 300 $flags

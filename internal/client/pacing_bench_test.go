@@ -88,9 +88,13 @@ func BenchmarkPacing(b *testing.B) {
 // opts: a token bucket lets its burst through at once, and the rest at its
 // rate, as issue #10 counts it ((301 - 10) / 50 = 5.8 s); a window, all at
 // its rate, as what it accepts at once is soon spent at the pace reads are
-// offered, and then waits for the next one. Zero for a limit on requests in
-// flight.
+// offered, and then waits for the next one. A limit on requests in flight
+// allows as many at once, each held for its work (up to opts.Work at
+// random, half of it on average).
 func limitedIdeal(opts standin.Options, reads int) time.Duration {
+	if opts.MaxInFlight > 0 {
+		return time.Duration(reads) * opts.Work / 2 / time.Duration(opts.MaxInFlight)
+	}
 	if opts.RateLimit <= 0 {
 		return 0
 	}
