@@ -22,9 +22,8 @@
 #      services that limit requests in flight (4, with work up to 100 ms; 2,
 #      with up to 60 ms) rather than their rate, whose ideal is also no less
 #      than the requests over the rate such a limit allows (in flight / the
-#      average work). All but the buckets of
-#      issue #10 and the fixed window are additions, held to the same
-#      targets. Targets (issue #10): no error, wall time <= 1.1x the ideal
+#      average work). All but the buckets of issue #10 and the fixed window
+#      are additions, held to the same targets. Targets (issue #10): no error, wall time <= 1.1x the ideal
 #      (max of the requests past a bucket's burst / rate and the same plan
 #      against the same service without its limit), < 2% of the requests
 #      answered 429, for the worst limiter.

@@ -44,10 +44,9 @@ var pacingLimiters = []struct {
 // walkers, each taking about 145 ms between reads: some 70 reads a second
 // offered, all ten starting at once) against each limiter, with the
 // provider's default settings. It reports the wall time, until the last read
-// ended, as a multiple of the ideal (limitedIdeal: the reads past the burst
-// over the rate allowed, as issue #10 counts it, or the same reads from the
-// same service without its limit, if that is longer) and the share of
-// requests answered 429. A machine that is busy with other work
+// ended, as a multiple of the ideal (the least time the limit allows,
+// limitedIdeal, or the same reads from the same service without its limit,
+// if that is longer) and the share of requests answered 429. A machine that is busy with other work
 // stretches the unlimited time, not the ratio.
 // PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 func BenchmarkPacing(b *testing.B) {
