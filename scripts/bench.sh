@@ -23,10 +23,11 @@
 #      with up to 60 ms) rather than their rate, whose ideal is also no less
 #      than the requests over the rate such a limit allows (in flight / the
 #      average work). All but the buckets of issue #10 and the fixed window
-#      are additions, held to the same targets. Targets (issue #10): no error, wall time <= 1.1x the ideal
-#      (max of the requests past a bucket's burst / rate and the same plan
-#      against the same service without its limit), < 2% of the requests
-#      answered 429, for the worst limiter.
+#      are additions, held to the same targets. Targets (issue #10): no
+#      error, wall time <= 1.1x the ideal (max of the requests past a
+#      bucket's burst / rate and the same plan against the same service
+#      without its limit), < 2% of the requests answered 429, for the worst
+#      limiter.
 #      (b2) runs the same limiters in-process (BenchmarkPacing): ten
 #      walkers that take reads as Terraform's do, 300 reads, three rounds;
 #      the worst limiter's median against the same targets.
@@ -150,7 +151,8 @@ while IFS='|' read -r name flags; do
   in_flight=$(echo "$flags" | sed -n 's/.*-max-in-flight \([0-9]*\).*/\1/p')
   if [ -n "$in_flight" ] && [[ "$work" == *ms ]]; then
     # At most that many at once, each held for its work, up to -work at
-    # random, half of it on average: the rate such a limit allows.
+    # random, half of it on average: the rate such a limit allows (also
+    # limitedIdeal's).
     ideal=$(echo "scale=3; f = 301 * ${work%ms} / 2000 / $in_flight; if (f > $ideal) f else $ideal" | bc)
   fi
   # shellcheck disable=SC2086

@@ -46,8 +46,8 @@ var pacingLimiters = []struct {
 // provider's default settings. It reports the wall time, until the last read
 // ended, as a multiple of the ideal (the least time the limit allows,
 // limitedIdeal, or the same reads from the same service without its limit,
-// if that is longer) and the share of requests answered 429. A machine that is busy with other work
-// stretches the unlimited time, not the ratio.
+// if that is longer) and the share of requests answered 429. A machine that
+// is busy with other work stretches the unlimited time, not the ratio.
 // PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 func BenchmarkPacing(b *testing.B) {
 	const reads = 300
