@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptrace"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -120,6 +121,7 @@ const (
 	windowMargin       = 20 * time.Millisecond  // after a window reopens, for the service's clock
 	maxLag             = 2 * time.Millisecond   // the most one request counts for in lag
 	busyHistory        = 64                     // accepted requests whose others in flight are kept
+	awakeFor           = time.Millisecond       // the last of a wait, spent awake rather than on a timer (awake)
 )
 
 func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Duration) *throttle {
@@ -175,7 +177,11 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 			// The pace may grow by then, and bring the request forward.
 			wait = g.Sub(now)
 		}
-		timer := time.NewTimer(wait)
+		if wait <= awakeFor {
+			awake(now.Add(wait))
+			continue
+		}
+		timer := time.NewTimer(wait - awakeFor)
 		select {
 		case <-timer.C:
 		case <-t.wake:
@@ -198,6 +204,19 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 	t.inFlight++
 	t.mu.Unlock()
 	return release, sent, busy, nil
+}
+
+// awake waits until at without sleeping. A timer wakes its goroutine up to
+// a millisecond late, more on a busy machine, and by a different amount each
+// time: requests paced by timers alone reach the service a millisecond or
+// two closer together now and then, which a bucket of one refuses, so the
+// pace must keep that much below its rate. The last of each wait is spent
+// yielding instead, at most awakeFor, some 5% of a core at 50 requests a
+// second.
+func awake(at time.Time) {
+	for time.Now().Before(at) {
+		runtime.Gosched()
+	}
 }
 
 // wrote marks the request let go at sent as on the wire: should it be the
