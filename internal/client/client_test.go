@@ -539,6 +539,7 @@ func TestThrottle_startsFromSlotsAndGrowsOneStepAtATime(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	sent := time.Now()
+	th.accepted = []time.Time{sent, sent, sent} // not a bucket of one or two
 	for range 8 {
 		th.observe(refusedRoundingUp, sent, 0)
 	}
@@ -994,22 +995,81 @@ func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
 // and goes once the pace grown allows, not when the pace it first saw did:
 // a bucket of one's climb from 8 a second would otherwise wait 125 ms for
 // its first step.
+// A bucket of one or two climbs a step each time a request spaced at the
+// pace is accepted, not by time: at the slow paces the climb starts from, a
+// step of time passes with no request sent at it, and the pace it tried
+// would be taken as one the bucket accepted.
+func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	first := time.Now()
+	th.accepted = []time.Time{first}
+	th.observe(refusedRoundingUp, first, 0) // the second request: a bucket of one
+	th.lastSent, th.spacedFrom, th.wireAt = first, first, first
+	if !th.smallBucket || th.pace != 16 {
+		t.Fatalf("after a bucket of one's first 429: small %v, pace %v, want 16 per second", th.smallBucket, th.pace)
+	}
+	th.grow(th.stepStart.Add(time.Second))
+	if th.pace != 16 {
+		t.Fatalf("the pace grew to %v with no request sent at 16 per second", th.pace)
+	}
+	release, sent, busy, err := th.acquire(context.Background()) // waits for the pace
+	if err != nil {
+		t.Fatal(err)
+	}
+	th.wrote(sent)
+	th.grow(time.Now())
+	if th.pace != 16 {
+		t.Fatalf("the pace grew to %v before the request sent at it was answered", th.pace)
+	}
+	th.landed(sent)
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, busy)
+	release()
+	th.grow(time.Now())
+	if want := 16 * rate.Limit(fastGrowth); math.Abs(float64(th.pace-want)) > 0.01 {
+		t.Errorf("after a request at 16 per second was accepted, the pace is %v, want %v", th.pace, want)
+	}
+}
+
+// A bucket of one or two that refuses the request paced after its first
+// 429 is slower than the climb's start: the pace halves, down to one a
+// second, rather than the bucket being held back as a window spent (which
+// would pace it at what it accepted in the last second: one request).
+func TestThrottle_aSlowSmallBucketHalvesThePace(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	th.accepted = []time.Time{time.Now()}
+	th.observe(refusedRoundingUp, time.Now(), 0)
+	for _, want := range []rate.Limit{8, 4, 2, 1} {
+		th.observe(refusedRoundingUp, time.Now(), 0)
+		th.mu.Lock()
+		pace, windowed, paused := th.pace, th.windowed, th.pausedUntil
+		th.mu.Unlock()
+		if pace != want || windowed || !paused.IsZero() {
+			t.Fatalf("pace %v, windowed %v, paused until %v; want %v, not a window", pace, windowed, paused, want)
+		}
+	}
+	th.observe(refusedRoundingUp, time.Now(), 0)
+	if !th.windowed {
+		t.Errorf("refused at one request a second too, and not held back as a window spent")
+	}
+}
+
 func TestThrottle_aWaitingRequestGoesAsThePaceClimbs(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	now := time.Now()
 	th.setLimit(1, now) // one a second
-	th.smallBucket = true
 	th.lastSent, th.spacedFrom = now, now
 	release, _, _, err := th.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	release()
-	// Each 50 ms step grows the pace by 1.4: the interval falls below the
-	// time waited at the fifth step, 250 ms in; without looking again, it
+	// Each 100 ms step grows the pace by 1.4: the interval falls below the
+	// time waited at the fifth step, 500 ms in; without looking again, it
 	// waits the full second.
-	if waited := time.Since(now); waited > 700*time.Millisecond {
+	if waited := time.Since(now); waited > 850*time.Millisecond {
 		t.Errorf("the request waited %v, as if the pace had not climbed meanwhile", waited)
 	}
 	if th.pace <= 1 {

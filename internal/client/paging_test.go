@@ -315,28 +315,59 @@ func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
 // Small limits are not hammered either, whether a window of a few a second
 // or a bucket of one that slow: both refuse the second request, so both
 // start as a bucket of one or two, and a window must not then be narrowed
-// down as one (it accepts a run at any pace until it is spent).
+// down as one (it accepts a run at any pace until it is spent). Nor is the
+// bucket held back as a window: paced at the one request a second it
+// accepted in its first second, it took four times as long.
 func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts standin.Options
+		// At most one request in this many is answered 429; the
+		// misreading this guards against refused 7 of 31. The bucket's
+		// rate is found by halving the pace twice, then narrowed down
+		// between 4 and 5.6, each pace tried above 4 refused: 8 of 32
+		// here.
+		refused int64
 	}{
-		{"a window of 4 a second", standin.Options{RateLimit: 4, RateWindow: true}},
-		{"a bucket of one at 4 a second", standin.Options{RateLimit: 4, RateBurst: 1}},
+		{"a window of 4 a second", standin.Options{RateLimit: 4, RateWindow: true}, 5},
+		{"a bucket of one at 4 a second", standin.Options{RateLimit: 4, RateBurst: 1}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, s := readsAgainst(t, 24, tc.opts)
+			c, s := readsAgainst(t, 24, tc.opts)
 			limited, total := s.Limited.Load(), s.Requests.Load()
-			// 2 to 4 of 26 to 28 here, more under load; the misreading
-			// this guards against refused 7 of 31.
-			if limited*5 > total {
+			if limited*tc.refused > total {
 				t.Errorf("%d of %d requests answered 429", limited, total)
 			}
-			t.Logf("%d of %d answered 429", limited, total)
+			c.throttle.mu.Lock()
+			pace := c.throttle.pace
+			c.throttle.mu.Unlock()
+			if pace < 3 {
+				t.Errorf("the pace ends at %.1f requests per second, want 3 or more", float64(pace))
+			}
+			t.Logf("pace %.1f, %d of %d answered 429", float64(pace), limited, total)
 		})
 	}
+}
+
+// A bucket of one as slow as many services allow (10 a second) is paced
+// near its rate, not as a window that accepted one request in its first
+// second (one a second), and with few requests refused. Near is 9.8 here,
+// as low as 5.8 on a loaded machine under -race: at least half.
+func TestThrottle_pacesASlowBucketOfOne(t *testing.T) {
+	t.Parallel()
+	c, s := readsAgainst(t, 40, standin.Options{RateLimit: 10, RateBurst: 1})
+	c.throttle.mu.Lock()
+	pace := c.throttle.pace
+	c.throttle.mu.Unlock()
+	if pace < 5 || pace > 10 {
+		t.Errorf("the pace ends at %.1f requests per second, want 5 to 10", float64(pace))
+	}
+	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*5 > total {
+		t.Errorf("%d of %d requests answered 429", limited, total)
+	}
+	t.Logf("pace %.1f, %d of %d answered 429", float64(pace), s.Limited.Load(), s.Requests.Load())
 }
 
 // A service that limits requests in flight, not their rate, has the client

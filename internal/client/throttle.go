@@ -75,6 +75,8 @@ type throttle struct {
 	pace        rate.Limit    // requests per second; rate.Inf before the first 429
 	lastSent    time.Time     // when the request sent last was let go
 	spacedFrom  time.Time     // when it went on the wire, or was let go until then
+	wireAt      time.Time     // when it went on the wire; zero until it has
+	atPace      bool          // it was due an interval of the pace after the one before went on the wire
 	unwritten   bool          // it has not gone on the wire yet, nor failed
 	usual       time.Duration // how long an answer usually takes, from the wire
 	dueAt       time.Time     // when the request sent last was due, had it to wait
@@ -91,6 +93,7 @@ type throttle struct {
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
+	byRequest   bool        // and to one let go with one other in flight at most: its first climb takes a step per request (grow)
 	kind        windowKind  // of the window, once a probe has told
 	guess       windowKind  // of the window, while a probe tells
 	otherwise   time.Time   // when the window reopens if the guess is wrong
@@ -108,8 +111,10 @@ const (
 	earlyCut           = 0.8                    // of the pace, for a 429 too soon after an event to measure
 	jitterRun          = 4                      // accepted in a row before a small bucket's 429 is put down to jitter
 	narrowHold         = 500 * time.Millisecond // that a small bucket holds a pace for, to take it as below its rate
+	narrowRequests     = 4                      // that it holds the pace for, if that is longer
+	atPaceWithin       = 1.05                   // intervals of the pace, for a request to count as due at it
 	narrowEnough       = 1.03                   // between the paces a small bucket held and refused, to stop narrowing
-	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb, a quarter for a small bucket
+	growthStep         = 200 * time.Millisecond // between increases; half as long in the first climb, a quarter for a small bucket (stepDue)
 	firstCut           = 0.7                    // of the rate accepted until the first 429, burst included
 	settle             = 0.97                   // of the rate accepted between two events
 	heldMargin         = 0.99                   // of the pace a small bucket held, once its rate is narrowed down
@@ -194,7 +199,10 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 	}
 	t.mu.Lock()
 	sent = time.Now()
+	t.atPace = waited && t.pace != rate.Inf && !t.wireAt.IsZero() &&
+		due.Sub(t.wireAt).Seconds()*float64(t.pace) < atPaceWithin
 	t.lastSent, t.spacedFrom, t.unwritten, t.answered = sent, sent, true, false
+	t.wireAt = time.Time{}
 	t.dueAt = time.Time{}
 	if waited {
 		t.dueAt = due
@@ -229,7 +237,7 @@ func (t *throttle) wrote(sent time.Time) {
 		if !t.dueAt.IsZero() {
 			t.lag += (min(now.Sub(t.dueAt), maxLag) - t.lag) / 16
 		}
-		t.spacedFrom, t.unwritten = now, false
+		t.spacedFrom, t.wireAt, t.unwritten = now, now, false
 		t.wakeOne()
 	}
 }
@@ -370,7 +378,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// learnt from the 429s so far, which were the same, is undone:
 		// should the service also limit the rate, the next 429 tells.
 		if t.inFlightCap == 0 {
-			t.known, t.lo, t.hi, t.smallBucket = 0, 0, 0, false
+			t.known, t.lo, t.hi, t.smallBucket, t.byRequest = 0, 0, 0, false, false
 			t.setLimit(t.ceiling, now)
 		}
 		if t.inFlightCap == 0 || busy < t.inFlightCap {
@@ -389,7 +397,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// took, or half a second at least, as a burst spent at once would
 		// otherwise pass for many times the rate. When every request of
 		// the first moment was refused, nothing was measured: start from
-		// one request per slot a second.
+		// one request per slot a second. A bucket of one or two has told
+		// nothing of its rate by then: its climb starts from twice that,
+		// a step per request (grow), or from half as much each time the
+		// first request paced is refused too.
 		span := throttleWindow
 		if len(t.accepted) > 0 {
 			span = max(now.Sub(later(t.accepted[0], now.Add(-throttleWindow))), throttleWindow/2)
@@ -398,6 +409,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
 		t.smallBucket = accepted <= 2
+		// Not with two or more others in flight: a limit on requests in
+		// flight whose answers are slow refuses as early, and is told
+		// from a rate by later 429s (refusedInFlight).
+		t.byRequest = t.smallBucket && busy <= 1
+		if t.byRequest {
+			next = 2 * rate.Limit(cap(t.slots))
+		}
 	case t.hi > 0 && t.sinceCut > 0:
 		// A small bucket refused the pace tried between the one it held
 		// and the one it refused: the rate lies below it. Once the two
@@ -425,6 +443,16 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		t.known = pace * earlyCut / settle
 		t.setLimit(pace*earlyCut, now)
 		return
+	case t.byRequest && t.known == 0 && t.sinceCut == 0 && !t.windowed && pace > 1 && len(t.accepted) > 0:
+		// A bucket of one or two refused the request paced after the
+		// last event: its rate lies below the pace the climb starts
+		// from, or this is a window spent. Halved, down to one request
+		// a second: a slow bucket then accepts, and climbs from there,
+		// and a window of a request or two a second, spent for the rest
+		// of its second, is held back as one from then on. A service
+		// that has accepted nothing lately is refusing everything: held
+		// back at once.
+		next = pace / 2
 	case t.sinceCut == 0:
 		// Held back for a probe's time, doubling, and no longer than
 		// Retry-After; should that go on, the pace is halved too. The
@@ -641,8 +669,9 @@ func later(a, b time.Time) time.Time {
 // responses come back, and never by more than one step at once: after a
 // quiet spell (requests sleeping out a Retry-After) the pace must not jump.
 // A small bucket climbs in shorter steps, as it has no burst to accept a
-// step above its rate for a while; while its rate is narrowed down, that
-// is done instead (narrow).
+// step above its rate for a while, and its first climb a step per request
+// if it can (byRequest); while its rate is narrowed down, that is done
+// instead (narrow).
 func (t *throttle) grow(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -653,6 +682,21 @@ func (t *throttle) grow(now time.Time) {
 	step := now.Sub(t.stepStart)
 	if t.hi > 0 {
 		t.narrow(now, step)
+		return
+	}
+	if t.byRequest && t.known == 0 {
+		// A bucket of one or two climbs a step per request accepted: it
+		// accepts a request that follows the one before by a pace's
+		// interval only if its rate is at least that pace, so the pace
+		// grows once the last request, due at it, was accepted. Not
+		// one due later, as when the one before was answered late
+		// (answeredLate): the bucket took it at a slower pace. Steps of
+		// time would hold less than a request each at the slow paces the
+		// climb starts from, and take a pace none was sent at for one the
+		// bucket accepted.
+		if t.sent > 0 && t.answered && t.atPace {
+			t.setLimit(min(limit*fastGrowth, t.ceiling), now)
+		}
 		return
 	}
 	// A pace the requests do not keep up with is not what holds them back:
@@ -691,25 +735,30 @@ func (t *throttle) nextStep() time.Time {
 }
 
 // stepDue is when the step begun at stepStart ends, and grow may change the
-// pace: after narrowHold while a small bucket's rate is narrowed down, else
-// (below the ceiling) after half a step in the first climb, a quarter for a
-// small bucket, a full one once a rate was measured; zero when it will not.
+// pace: after narrowHold, or narrowRequests intervals of the pace if that
+// is longer, while a small bucket's rate is narrowed down; else (below the
+// ceiling) after half a step in the first climb, a quarter for a small
+// bucket, at once for one climbed a step per request (byRequest, grow), a
+// full one once a rate was measured; zero when it will not.
 func (t *throttle) stepDue() time.Time {
 	switch {
 	case t.hi > 0:
-		return t.stepStart.Add(narrowHold)
+		interval := time.Duration(float64(time.Second) / float64(t.pace))
+		return t.stepStart.Add(max(narrowHold, narrowRequests*interval))
 	case t.pace >= t.ceiling:
 		return time.Time{}
 	case t.known > 0:
 		return t.stepStart.Add(growthStep)
+	case t.byRequest:
+		return t.stepStart
 	case t.smallBucket:
 		return t.stepStart.Add(growthStep / 4)
 	}
 	return t.stepStart.Add(growthStep / 2)
 }
 
-// narrow takes a pace a small bucket held for a step of narrowHold (grow
-// calls it once one is over), while it held requests back, as below its
+// narrow takes a pace a small bucket held for a step (grow calls it once
+// one is over, stepDue), while it held requests back, as below its
 // rate, and tries the one between it and the pace refused; once the two are
 // close, it keeps the one held, and grows from there as from any other rate
 // it accepted.
