@@ -1031,6 +1031,33 @@ func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	}
 }
 
+// Only a bucket of one is climbed a step per request: it took the requests
+// it accepted one at a time, each further from the one before than the
+// refused one from the last. A bucket of two, or a window, took two as
+// closely as it refused the third.
+func TestThrottle_oneAtATime(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	ms := func(d float64) time.Time { return now.Add(-time.Duration(d * float64(time.Millisecond))) }
+	for _, tc := range []struct {
+		name     string
+		accepted []time.Time
+		want     bool
+	}{
+		{"nothing accepted", nil, true},
+		{"one accepted, the second refused", []time.Time{ms(0.2)}, true},
+		{"Terraform's list, then a read, the next refused", []time.Time{ms(74), ms(2)}, true},
+		{"two accepted at once, the third refused", []time.Time{ms(0.4), ms(0.2)}, false},
+		{"a list long ago, then two at once", []time.Time{ms(900), ms(0.4), ms(0.2)}, false},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		th.accepted = tc.accepted
+		if got := th.oneAtATime(now); got != tc.want {
+			t.Errorf("%s: oneAtATime = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // A bucket of one or two that refuses the request paced after its first
 // 429 is slower than the climb's start: the pace halves, down to one a
 // second, rather than the bucket being held back as a window spent (which

@@ -93,7 +93,7 @@ type throttle struct {
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
-	byRequest   bool        // and to one let go with one other in flight at most: its first climb takes a step per request (grow)
+	byRequest   bool        // a bucket of one (oneAtATime), its first 429 to a request let go with one other in flight at most: its first climb takes a step per request (grow)
 	kind        windowKind  // of the window, once a probe has told
 	guess       windowKind  // of the window, while a probe tells
 	otherwise   time.Time   // when the window reopens if the guess is wrong
@@ -409,10 +409,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
 		t.smallBucket = accepted <= 2
-		// Not with two or more others in flight: a limit on requests in
-		// flight whose answers are slow refuses as early, and is told
+		// Only a bucket of one: one of two, or a window of two, accepts
+		// a request closer to the one before than its rate allows. Not
+		// with two or more others in flight either: a limit on requests
+		// in flight whose answers are slow refuses as early, and is told
 		// from a rate by later 429s (refusedInFlight).
-		t.byRequest = t.smallBucket && busy <= 1
+		t.byRequest = t.smallBucket && busy <= 1 && t.oneAtATime(now)
 		if t.byRequest {
 			next = 2 * rate.Limit(cap(t.slots))
 		}
@@ -536,6 +538,25 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	if wait > roundingPause && wait <= t.maxWait {
 		t.pausedUntil = later(t.pausedUntil, now.Add(wait))
 	}
+}
+
+// oneAtATime tells whether the service took the requests it accepted in
+// the last second one at a time, as a bucket of one does: each followed the
+// one before by more than twice as long as the one refused, answered at now,
+// followed the last. A bucket of two, or a window, accepts two in a row as
+// closely as it then refuses the third.
+func (t *throttle) oneAtATime(now time.Time) bool {
+	ts := t.accepted[len(t.accepted)-acceptedSince(t.accepted, now.Add(-throttleWindow)):]
+	if len(ts) == 0 {
+		return true
+	}
+	refusedAfter := now.Sub(ts[len(ts)-1])
+	for i := 1; i < len(ts); i++ {
+		if ts[i].Sub(ts[i-1]) <= 2*refusedAfter {
+			return false
+		}
+	}
+	return true
 }
 
 // refusedInFlight tells whether a 429 to a request let go while busy others
