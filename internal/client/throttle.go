@@ -445,7 +445,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		t.known = pace * earlyCut / settle
 		t.setLimit(pace*earlyCut, now)
 		return
-	case t.byRequest && t.known == 0 && t.sinceCut == 0 && !t.windowed && pace > 1 && len(t.accepted) > 0:
+	case t.smallBucket && t.known == 0 && t.sinceCut == 0 && !t.windowed && pace > 1 && len(t.accepted) > 0 && busy <= 1:
 		// A bucket of one or two refused the request paced after the
 		// last event: its rate lies below the pace the climb starts
 		// from, or this is a window spent. Halved, down to one request
@@ -453,7 +453,8 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// and a window of a request or two a second, spent for the rest
 		// of its second, is held back as one from then on. A service
 		// that has accepted nothing lately is refusing everything: held
-		// back at once.
+		// back at once. Not with two or more others in flight, as a
+		// limit on requests in flight refuses everything while full.
 		next = pace / 2
 	case t.sinceCut == 0:
 		// Held back for a probe's time, doubling, and no longer than
