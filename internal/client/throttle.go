@@ -93,7 +93,7 @@ type throttle struct {
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
-	byRequest   bool        // a bucket of one (oneAtATime), its first 429 to a request let go with one other in flight at most: its first climb takes a step per request (grow)
+	byRequest   bool        // a bucket of one (oneAtATime, busy <= 1 at the first 429): climbed a step per request (grow)
 	kind        windowKind  // of the window, once a probe has told
 	guess       windowKind  // of the window, while a probe tells
 	otherwise   time.Time   // when the window reopens if the guess is wrong
@@ -397,10 +397,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// took, or half a second at least, as a burst spent at once would
 		// otherwise pass for many times the rate. When every request of
 		// the first moment was refused, nothing was measured: start from
-		// one request per slot a second. A bucket of one or two has told
-		// nothing of its rate by then: its climb starts from twice that,
-		// a step per request (grow), or from half as much each time the
-		// first request paced is refused too.
+		// one request per slot a second. A bucket of one has told nothing
+		// of its rate by then: its climb starts from twice that, a step
+		// per request (grow). A bucket of one or two whose first request
+		// paced is refused too is halved (below).
 		span := throttleWindow
 		if len(t.accepted) > 0 {
 			span = max(now.Sub(later(t.accepted[0], now.Add(-throttleWindow))), throttleWindow/2)
@@ -707,7 +707,7 @@ func (t *throttle) grow(now time.Time) {
 		return
 	}
 	if t.byRequest && t.known == 0 {
-		// A bucket of one or two climbs a step per request accepted: it
+		// A bucket of one climbs a step per request accepted: it
 		// accepts a request that follows the one before by a pace's
 		// interval only if its rate is at least that pace, so the pace
 		// grows once the last request, due at it, was accepted. Not
