@@ -991,14 +991,10 @@ func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
 	}
 }
 
-// A request waiting for a slow pace looks again at each step of the climb,
-// and goes once the pace grown allows, not when the pace it first saw did:
-// a bucket of one's climb from 8 a second would otherwise wait 125 ms for
-// its first step.
-// A bucket of one or two climbs a step each time a request spaced at the
-// pace is accepted, not by time: at the slow paces the climb starts from, a
-// step of time passes with no request sent at it, and the pace it tried
-// would be taken as one the bucket accepted.
+// A bucket of one climbs a step each time a request spaced at the pace is
+// accepted, not by time: at the slow paces the climb starts from, a step of
+// time passes with no request sent at it, and the pace it tried would be
+// taken as one the bucket accepted.
 func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
@@ -1094,6 +1090,9 @@ func TestThrottle_aSlowSmallBucketHalvesThePace(t *testing.T) {
 	}
 }
 
+// A request waiting for a slow pace looks again at each step of the climb,
+// and goes once the pace grown allows, not when the pace it first saw did:
+// from one a second, it would otherwise wait the full second.
 func TestThrottle_aWaitingRequestGoesAsThePaceClimbs(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
