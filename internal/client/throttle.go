@@ -200,7 +200,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 	t.mu.Lock()
 	sent = time.Now()
 	t.atPace = waited && t.pace != rate.Inf && !t.wireAt.IsZero() &&
-		due.Sub(t.wireAt).Seconds()*float64(t.pace) < atPaceWithin
+		float64(due.Sub(t.wireAt)) < atPaceWithin*float64(t.interval())
 	t.lastSent, t.spacedFrom, t.unwritten, t.answered = sent, sent, true, false
 	t.wireAt = time.Time{}
 	t.dueAt = time.Time{}
@@ -299,7 +299,7 @@ func (t *throttle) due() time.Time {
 	case t.pace != rate.Inf:
 		// Let go early by as much as requests usually reach the wire
 		// late, so that they reach it one interval apart.
-		interval := time.Duration(float64(time.Second) / float64(t.pace))
+		interval := t.interval()
 		at = later(at, t.spacedFrom.Add(interval-min(t.lag, interval/10)))
 		if t.unwritten {
 			// Looked at again when it is (wrote, landed).
@@ -765,8 +765,7 @@ func (t *throttle) nextStep() time.Time {
 func (t *throttle) stepDue() time.Time {
 	switch {
 	case t.hi > 0:
-		interval := time.Duration(float64(time.Second) / float64(t.pace))
-		return t.stepStart.Add(max(narrowHold, narrowRequests*interval))
+		return t.stepStart.Add(max(narrowHold, narrowRequests*t.interval()))
 	case t.pace >= t.ceiling:
 		return time.Time{}
 	case t.known > 0:
@@ -813,6 +812,12 @@ func (t *throttle) narrowed() rate.Limit {
 	}
 	t.known = t.hi
 	return rate.Limit(math.Sqrt(float64(t.lo * t.hi)))
+}
+
+// interval is the time between two requests at the pace; the pace must not
+// be rate.Inf.
+func (t *throttle) interval() time.Duration {
+	return time.Duration(float64(time.Second) / float64(t.pace))
 }
 
 func (t *throttle) setLimit(l rate.Limit, now time.Time) {
