@@ -59,26 +59,7 @@ func BenchmarkPacing(b *testing.B) {
 	}
 	for _, l := range pacingLimiters {
 		b.Run(l.name, func(b *testing.B) {
-			ideal := max(free[l.opts.Work], limitedIdeal(l.opts, reads))
-			var wall time.Duration
-			var refused, total int64
-			for range b.N {
-				opts := l.opts
-				if dir := os.Getenv("PACING_TRACE"); dir != "" {
-					f, err := os.Create(filepath.Join(dir, l.name+".txt"))
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer f.Close()
-					opts.Trace = f
-				}
-				r := runPacing(b, opts, reads)
-				wall += r.wall
-				refused += r.refused
-				total += r.requests
-			}
-			b.ReportMetric(float64(wall)/float64(ideal)/float64(b.N), "x-ideal")
-			b.ReportMetric(100*float64(refused)/float64(total), "%429")
+			measurePacing(b, l.name, l.opts, reads, max(free[l.opts.Work], limitedIdeal(l.opts, reads)))
 		})
 	}
 }
@@ -86,27 +67,45 @@ func BenchmarkPacing(b *testing.B) {
 // BenchmarkPacingSlowBuckets reads from buckets of one slower than
 // pacingLimiters' (2 to 20 requests a second), four reads per request a
 // second and 20 at least, as BenchmarkPacing does, and reports the wall time
-// against limitedIdeal and the requests answered 429. It is not among make
+// against limitedIdeal and the share of requests answered 429. It is not among make
 // bench's targets (each plan is too short for the search of a rate to cost
 // under 2% of its requests), but shows that such buckets are paced near
 // their rate, not taken for windows (a bucket at 10 a second took 5.7x).
 func BenchmarkPacingSlowBuckets(b *testing.B) {
 	for _, r := range []float64{2, 5, 10, 15, 20} {
-		b.Run(fmt.Sprintf("rate%.0f", r), func(b *testing.B) {
+		name := fmt.Sprintf("rate%.0f", r)
+		b.Run(name, func(b *testing.B) {
 			opts := standin.Options{RateLimit: r, RateBurst: 1}
 			reads := max(int(4*r), 20)
-			ideal := limitedIdeal(opts, reads)
-			var wall time.Duration
-			var refused int64
-			for range b.N {
-				run := runPacing(b, opts, reads)
-				wall += run.wall
-				refused += run.refused
-			}
-			b.ReportMetric(float64(wall)/float64(ideal)/float64(b.N), "x-ideal")
-			b.ReportMetric(float64(refused)/float64(b.N), "429s")
+			measurePacing(b, name, opts, reads, limitedIdeal(opts, reads))
 		})
 	}
+}
+
+// measurePacing takes reads through the limit in opts b.N times, and
+// reports the wall time against ideal and the share of requests answered
+// 429. PACING_TRACE=dir writes the requests of each run to dir/name.txt.
+func measurePacing(b *testing.B, name string, opts standin.Options, reads int, ideal time.Duration) {
+	b.Helper()
+	var wall time.Duration
+	var refused, total int64
+	for range b.N {
+		opts := opts
+		if dir := os.Getenv("PACING_TRACE"); dir != "" {
+			f, err := os.Create(filepath.Join(dir, name+".txt"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			opts.Trace = f
+		}
+		r := runPacing(b, opts, reads)
+		wall += r.wall
+		refused += r.refused
+		total += r.requests
+	}
+	b.ReportMetric(float64(wall)/float64(ideal)/float64(b.N), "x-ideal")
+	b.ReportMetric(100*float64(refused)/float64(total), "%429")
 }
 
 // limitedIdeal is the least time reads take through the rate limit in
