@@ -581,7 +581,7 @@ func TestThrottle_beforeTheFirst429EachRequestWaitsForAnAnswerOrAMoment(t *testi
 	if th.inFlight != 1 {
 		t.Errorf("%d requests in flight, want the one sent", th.inFlight)
 	}
-	th.landed(sent)
+	th.landed(sent, false)
 	if th.inFlight != 0 {
 		t.Errorf("%d requests in flight after the only one was answered", th.inFlight)
 	}
@@ -776,7 +776,7 @@ func TestThrottle_spacesFromWhenTheLastRequestWentOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer releaseFailed()
-	th.landed(failed)
+	th.landed(failed, false)
 	if th.unwritten || th.due() != failed.Add(time.Duration(float64(time.Second)/float64(th.pace))) {
 		t.Errorf("a request that failed before it was written still holds the next back: due %v after it", th.due().Sub(failed))
 	}
@@ -841,7 +841,7 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 			th.wrote(sent)
 			wire := th.spacedFrom
 			time.Sleep(answer)
-			th.landed(sent)
+			th.landed(sent, true)
 			th.observe(ok, sent, 0)
 			release()
 			late := th.spacedFrom.Sub(wire)
@@ -857,38 +857,45 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 	}
 }
 
-// A 429 to a request let go while more were in flight than the service
-// was seen to accept before is a limit on requests in flight, not on their
-// rate: the client sends no more at once from then on, and unlearns the
-// pace the 429s before had set. Where requests accepted were let go with as
-// many in flight, or there are too few of them to tell, or only one other
-// was in flight, it is a rate.
+// A 429 to a request that went with more others on the wire than the
+// service was seen to accept before is a limit on requests in flight, not
+// on their rate: the client sends no more at once from then on, and unlearns
+// the pace the 429s before had set. So is one where of the requests that
+// went with as many, more were refused than accepted. Where more were
+// accepted, or there are too few to tell, or only one other was on the
+// wire, it is a rate.
 func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
 	t.Parallel()
-	upTo := func(most, n int) []int {
-		b := make([]int, n)
+	upTo := func(most, n int) []wireBusy {
+		b := make([]wireBusy, n)
 		for i := range b {
-			b[i] = i % (most + 1)
+			b[i] = wireBusy{time.Now(), i % (most + 1)}
 		}
 		return b
 	}
 	for _, tc := range []struct {
 		name          string
-		accepted      []int
+		accepted      []wireBusy
+		refused       int // 429s before, with as many others as busy
 		busy          int
 		learnt, limit int
 	}{
-		{"refused with 4 in flight, accepted with up to 3", upTo(3, 20), 4, 0, 4},
-		{"refused with 4 in flight, accepted with up to 5", upTo(5, 20), 4, 0, 0},
-		{"refused with 4 in flight, too few accepted to tell", upTo(3, 12), 4, 0, 0},
-		{"refused with 1 in flight, accepted with none", upTo(0, 20), 1, 0, 0},
-		{"refused with 5 in flight, let go before a limit of 4 was learnt", upTo(5, 20), 5, 4, 4},
-		{"refused with 3 in flight under a limit of 4 learnt", upTo(2, 20), 3, 4, 3},
+		{"refused with 4 in flight, accepted with up to 3", upTo(3, 20), 0, 4, 0, 4},
+		{"refused with 4 in flight, accepted with up to 5", upTo(5, 20), 0, 4, 0, 0},
+		{"refused with 4 in flight, too few accepted to tell", upTo(3, 12), 0, 4, 0, 0},
+		{"refused with 1 in flight, accepted with none", upTo(0, 20), 0, 1, 0, 0},
+		{"refused with 5 in flight, let go before a limit of 4 was learnt", upTo(5, 20), 0, 5, 4, 4},
+		{"refused with 3 in flight under a limit of 4 learnt", upTo(2, 20), 0, 3, 4, 3},
+		{"refused with 3 in flight a third time, accepted so twice", append(upTo(2, 20), wireBusy{time.Now(), 3}, wireBusy{time.Now(), 4}), 2, 3, 0, 3},
+		{"refused with 3 in flight a second time, accepted so twice", append(upTo(2, 20), wireBusy{time.Now(), 3}, wireBusy{time.Now(), 4}), 1, 3, 0, 0},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		th.inFlightCap = tc.learnt
 		th.smallBucket, th.known, th.lastCut, th.pace = true, 30, time.Now().Add(-time.Second), 29
 		th.busyOK = tc.accepted
+		for range tc.refused {
+			th.busyRefused = append(th.busyRefused, wireBusy{time.Now(), tc.busy})
+		}
 		sent := time.Now()
 		th.observe(refusedRoundingUp, sent, tc.busy)
 		switch {
@@ -928,9 +935,95 @@ func TestThrottle_tellsALimitOnRequestsInFlightFromARate(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	answered := time.Now()
-	th.landed(first)
+	th.landed(first, false)
 	if sent := <-third; sent.Before(answered) {
 		t.Errorf("the third request went at %v, before the first was answered at %v", sent, answered)
+	}
+}
+
+// A 429 that came with many others on the wire before enough requests had
+// been accepted to tell is taken for the rate, and told again once enough
+// have been: should few of them have gone with as many others, the service
+// limits requests in flight, and what was learnt from its 429s is undone.
+// Should it then refuse a rate too, that 429 sets the pace, as a first one.
+func TestThrottle_tellsA429TakenEarlyAgain(t *testing.T) {
+	t.Parallel()
+	ok := &http.Response{StatusCode: http.StatusOK}
+	for _, tc := range []struct {
+		name  string
+		most  int // others on the wire with the requests accepted after
+		limit int
+	}{
+		{"accepted after with up to 2 others", 2, 3},
+		{"accepted after with up to 4 others", 4, 0},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		th.observe(refusedRoundingUp, time.Now(), 0) // the first
+		for range 4 {
+			th.observe(ok, time.Now(), 1)
+		}
+		th.observe(refusedRoundingUp, time.Now(), 3)
+		if th.inFlightCap != 0 || th.unsure != 3 || th.pace == rate.Inf {
+			t.Fatalf("%s: with 4 accepted, a 429 with 3 others was told at once: at most %d in flight, pace %v", tc.name, th.inFlightCap, th.pace)
+		}
+		paced := th.pace
+		for i := range unsureHistory {
+			th.observe(ok, time.Now(), i%(tc.most+1))
+		}
+		switch {
+		case th.inFlightCap != tc.limit:
+			t.Errorf("%s: at most %d in flight, want %d", tc.name, th.inFlightCap, tc.limit)
+		case tc.limit > 0 && (th.pace != rate.Inf || th.known != 0 || !th.lastCut.IsZero()):
+			t.Errorf("%s: the pace learnt from the 429s is kept: %v, known %v", tc.name, th.pace, th.known)
+		case tc.limit == 0 && (th.pace != paced || th.unsure != 0):
+			t.Errorf("%s: the pace moved from %v to %v, or the 429 is still to tell (%d)", tc.name, paced, th.pace, th.unsure)
+		}
+		if tc.limit == 0 {
+			continue
+		}
+		th.observe(refusedRoundingUp, time.Now(), 0)
+		if th.pace > 100 || th.lastCut.IsZero() {
+			t.Errorf("%s: a 429 with no other in flight after the limit was learnt set the pace to %v, want at most the rate accepted", tc.name, th.pace)
+		}
+	}
+}
+
+// What the service finds in flight as a request reaches it is counted when
+// the request goes on the wire, not when it is let go: one let go after
+// another may reach the wire first.
+func TestThrottle_countsTheOthersOnTheWire(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	var sent [3]time.Time
+	for i := range 2 {
+		_, at, busy, err := th.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy != i {
+			t.Errorf("request %d let go with %d others in flight, want %d", i, busy, i)
+		}
+		sent[i] = at
+	}
+	if busy := th.wrote(sent[1]); busy != 0 {
+		t.Errorf("the second request reached the wire first with %d others on it", busy)
+	}
+	if busy := th.wrote(sent[0]); busy != 1 {
+		t.Errorf("the first reached it after the second with %d others on it, want 1", busy)
+	}
+	th.landed(sent[1], true)
+	_, at, _, err := th.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent[2] = at
+	if busy := th.wrote(sent[2]); busy != 1 {
+		t.Errorf("the third reached it with %d others on it, want the first", busy)
+	}
+	th.landed(sent[0], true)
+	th.landed(sent[2], true)
+	if th.onWire != 0 || th.inFlight != 0 {
+		t.Errorf("all answered: %d on the wire, %d in flight", th.onWire, th.inFlight)
 	}
 }
 
@@ -976,7 +1069,7 @@ func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 		th.wrote(sent)
-		th.landed(sent)
+		th.landed(sent, true)
 		release()
 	}
 	if th.lag <= 0 || th.lag > maxLag {
@@ -1018,7 +1111,7 @@ func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	if th.pace != 16 {
 		t.Fatalf("the pace grew to %v before the request sent at it was answered", th.pace)
 	}
-	th.landed(sent)
+	th.landed(sent, true)
 	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, busy)
 	release()
 	th.grow(time.Now())

@@ -26,10 +26,13 @@ import (
 //     pause (a Retry-After longer than a rounding).
 //
 // Some services limit requests in flight rather than their rate, and answer
-// 429 too. A 429 to a request let go with as many others in flight as
-// almost no accepted request had (refusedInFlight) is taken as such a
-// limit: from then on no more are sent at once, and they are not paced for
-// it, as a pace would cut the rate far below what the service allows.
+// 429 too. A 429 to a request that went with two or more others on the
+// wire, when of the requests that went with as many more were refused than
+// accepted (refusedInFlight), is taken as such a limit: from then on no
+// more are sent at once, and they are not paced for it, as a pace would cut
+// the rate far below what the service allows. One that came before enough
+// were accepted to tell is taken for the rate, and told again once they
+// have been.
 //
 // Services limit with token buckets (a rate, and a burst they allow on top)
 // or windows (fixed per wall-clock second, or rolling), and round
@@ -82,11 +85,15 @@ type throttle struct {
 	dueAt       time.Time     // when the request sent last was due, had it to wait
 	lag         time.Duration // how late after it was due such a request usually went on the wire
 	inFlight    int           // requests sent and not yet answered
-	busyOK      []int         // for the requests accepted last, up to busyHistory: how many others were in flight when each was let go
+	onWire      int           // of those, the ones that went on the wire
+	busyOK      []wireBusy    // the requests accepted last, up to busyHistory (refusedInFlight)
+	busyRefused []wireBusy    // the 429s since the first of those, but for the first event's others
 	inFlightCap int           // the most requests in flight the service accepts, once learnt; 0 before
+	unsure      int           // the fewest others on the wire with a 429 taken for the rate before enough were accepted to tell (refusedInFlight); 0 once told
 	answered    bool          // a response came to the request sent last
 	pausedUntil time.Time
 	lastCut     time.Time   // when a 429 last set the pace (a refusal event)
+	firstEvent  time.Time   // when the first 429 set the pace
 	stepStart   time.Time   // since when sent counts
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // requests sent since lastCut and accepted
@@ -126,6 +133,7 @@ const (
 	windowMargin       = 20 * time.Millisecond  // after a window reopens, for the service's clock
 	maxLag             = 2 * time.Millisecond   // the most one request counts for in lag
 	busyHistory        = 64                     // accepted requests whose others in flight are kept
+	unsureHistory      = 20                     // accepted requests, at least, to tell a 429 taken for the rate again (unsure)
 	awakeFor           = time.Millisecond       // the last of a wait, spent awake rather than on a timer (awake)
 )
 
@@ -148,7 +156,7 @@ func newThrottle(maxConcurrent int, requestsPerSecond float64, maxWait time.Dura
 // returns early with the context's error, and at once when the wait would
 // outlast the context's deadline. The request let go is known by when it
 // was (sent), to wrote, landed and observe; busy is how many others were in
-// flight then, for observe.
+// flight then, for observe should it never go on the wire (wrote).
 func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time, busy int, err error) {
 	select {
 	case t.slots <- struct{}{}:
@@ -228,10 +236,16 @@ func awake(at time.Time) {
 }
 
 // wrote marks the request let go at sent as on the wire: should it be the
-// last one let go, the next is spaced from now.
-func (t *throttle) wrote(sent time.Time) {
+// last one let go, the next is spaced from now. It returns how many others
+// are on the wire, for observe: what the service finds in flight as the
+// request reaches it. Counted when it was let go instead, that misses the
+// ones let go after it that reach the service first, as on a busy machine
+// the few milliseconds between the two may hold several.
+func (t *throttle) wrote(sent time.Time) (busy int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	busy = t.onWire
+	t.onWire++
 	if sent.Equal(t.lastSent) {
 		now := time.Now()
 		if !t.dueAt.IsZero() {
@@ -240,14 +254,19 @@ func (t *throttle) wrote(sent time.Time) {
 		t.spacedFrom, t.wireAt, t.unwritten = now, now, false
 		t.wakeOne()
 	}
+	return busy
 }
 
 // landed marks the request let go at sent as answered, or failed: the
-// service has counted it, or never will.
-func (t *throttle) landed(sent time.Time) {
+// service has counted it, or never will. Written is whether it went on the
+// wire (wrote).
+func (t *throttle) landed(sent time.Time, written bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inFlight--
+	if written {
+		t.onWire--
+	}
 	if sent.Equal(t.lastSent) {
 		t.unwritten = false
 	}
@@ -326,7 +345,7 @@ func (t *throttle) due() time.Time {
 }
 
 // observe learns from one response to a request sent at sent, with busy
-// others in flight.
+// others on the wire when it went (wrote).
 //
 // A 429 to a request sent before the last event was already in flight when
 // the pace was set: it belongs to that event. Any other 429 is a new event,
@@ -357,8 +376,17 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		t.accepted = append(t.accepted, now)
 		if len(t.busyOK) == busyHistory {
 			t.busyOK = append(t.busyOK[:0], t.busyOK[1:]...)
+			t.busyRefused = trimBusy(t.busyRefused, t.busyOK[0].at)
 		}
-		t.busyOK = append(t.busyOK, busy)
+		t.busyOK = append(t.busyOK, wireBusy{now, busy})
+		if t.unsure > 0 && len(t.busyOK) >= max(4*t.unsure, unsureHistory) {
+			// Enough accepted to tell the 429s taken for the rate too
+			// early (below) from a limit on requests in flight.
+			if t.refusedInFlight(t.unsure) {
+				t.limitInFlight(t.unsure, now)
+			}
+			t.unsure = 0
+		}
 		if !sent.Before(t.lastCut) {
 			t.sinceCut++ // sent at the pace last set: the service accepts that much
 			if t.guess != unknownWindow {
@@ -372,22 +400,33 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	if !ok {
 		wait = min(throttleWindow, t.maxWait)
 	}
+	if !sent.Before(t.firstEvent) {
+		// The others of the first event were sent all at once, before
+		// anything was paced: they say nothing of what a rate refuses.
+		if len(t.busyRefused) == busyHistory {
+			t.busyRefused = append(t.busyRefused[:0], t.busyRefused[1:]...)
+		}
+		t.busyRefused = append(t.busyRefused, wireBusy{now, busy})
+	}
 	if t.refusedInFlight(busy) {
-		// Not the rate: the service limits requests in flight. At most
-		// as many as this one found are sent from now on, and the pace
-		// learnt from the 429s so far, which were the same, is undone:
-		// should the service also limit the rate, the next 429 tells.
-		if t.inFlightCap == 0 {
-			t.known, t.lo, t.hi, t.smallBucket, t.byRequest = 0, 0, 0, false, false
-			t.setLimit(t.ceiling, now)
-		}
-		if t.inFlightCap == 0 || busy < t.inFlightCap {
-			t.inFlightCap = busy
-		}
+		t.limitInFlight(busy, now)
 		return
 	}
 	if sent.Before(t.lastCut) {
 		return
+	}
+	switch {
+	case t.lastCut.IsZero():
+		// The first 429 comes with the burst spent, whatever the limit,
+		// and as many in flight as the start sent: not told again.
+		t.firstEvent = now
+	case busy < 2 || len(t.busyOK) >= 4*busy:
+		// Told a rate (refusedInFlight): so were any 429s before.
+		t.unsure = 0
+	case t.unsure == 0 || busy < t.unsure:
+		// Too few accepted yet to tell: taken for the rate until there
+		// are enough, and then told again.
+		t.unsure = busy
 	}
 	pace := t.pace
 	next := pace
@@ -560,11 +599,43 @@ func (t *throttle) oneAtATime(now time.Time) bool {
 	return true
 }
 
-// refusedInFlight tells whether a 429 to a request let go while busy others
-// were in flight is the service limiting requests in flight rather than
-// their rate: at least two others were, and of the last requests accepted
-// (enough of them), hardly any were let go with as many; or a limit was
-// learnt, and the request was let go before, with as many as it allows.
+// limitInFlight takes the service for one that limits requests in flight
+// rather than their rate, to no more than busy at once, which are all that
+// are sent from then on. What was learnt from the 429s before, which were
+// the same, is undone: should the service also limit the rate, the next 429
+// tells, as a first one.
+func (t *throttle) limitInFlight(busy int, now time.Time) {
+	if t.inFlightCap == 0 {
+		t.known, t.lo, t.hi, t.smallBucket, t.byRequest = 0, 0, 0, false, false
+		t.windowed, t.kind, t.guess, t.blocked = false, unknownWindow, unknownWindow, 0
+		t.lastCut, t.sinceCut = time.Time{}, 0
+		t.setLimit(t.ceiling, now)
+	}
+	if t.inFlightCap == 0 || busy < t.inFlightCap {
+		t.inFlightCap = busy
+	}
+	t.unsure = 0
+}
+
+// wireBusy is, for one request, when its answer came, and how many others
+// were on the wire when it went (wrote).
+type wireBusy struct {
+	at   time.Time
+	busy int
+}
+
+// refusedInFlight tells whether a 429 to a request that went on the wire
+// with busy others there is the service limiting requests in flight rather
+// than their rate: at least two others were, and of the requests that went
+// with as many since the first of the last ones accepted (enough of them),
+// more were refused than accepted; or a limit was learnt, and the request
+// was let go before, with as many as it allows.
+//
+// A rate refuses requests whatever else is in flight: of those that went
+// with many others, as small a share as of the rest, far fewer than it
+// accepts. A limit on requests in flight refuses every one of them, but for
+// the few counted with an answer that had come and not yet been read, on a
+// busy machine.
 func (t *throttle) refusedInFlight(busy int) bool {
 	switch {
 	case t.inFlightCap > 0 && busy >= t.inFlightCap:
@@ -572,13 +643,27 @@ func (t *throttle) refusedInFlight(busy int) bool {
 	case busy < 2 || len(t.busyOK) < 4*busy:
 		return false
 	}
-	as := 0
-	for _, b := range t.busyOK {
-		if b >= busy {
-			as++
+	return withAtLeast(t.busyRefused, busy) > withAtLeast(t.busyOK, busy)
+}
+
+// withAtLeast counts the requests that went with busy others or more.
+func withAtLeast(ws []wireBusy, busy int) int {
+	n := 0
+	for _, w := range ws {
+		if w.busy >= busy {
+			n++
 		}
 	}
-	return as*20 <= len(t.busyOK)
+	return n
+}
+
+// trimBusy drops the requests answered before from.
+func trimBusy(ws []wireBusy, from time.Time) []wireBusy {
+	i := 0
+	for i < len(ws) && ws[i].at.Before(from) {
+		i++
+	}
+	return append(ws[:0], ws[i:]...)
 }
 
 // A window the service counts requests in: fixed windows per wall-clock
@@ -851,11 +936,24 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if err != nil {
 		return nil, err
 	}
+	// The transport may report the request written after it has returned
+	// the response: counted on the wire only until it lands, and once.
+	var mu sync.Mutex
+	written, done := false, false
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { t.throttle.wrote(sent) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done {
+				written, busy = true, t.throttle.wrote(sent)
+			}
+		},
 	}))
 	resp, err := t.next.RoundTrip(req)
-	t.throttle.landed(sent)
+	mu.Lock()
+	done = true
+	t.throttle.landed(sent, written)
+	mu.Unlock()
 	logAttempt(req, resp, err, time.Since(sent), t.redactor)
 	if err != nil {
 		release()
