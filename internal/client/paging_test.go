@@ -354,7 +354,9 @@ func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
 // A bucket of one as slow as many services allow (10 a second) is paced
 // near its rate, not as a window that accepted one request in its first
 // second (one a second), and with few requests refused. Near is 9.8 here,
-// as low as 5.8 on a loaded machine under -race: at least half.
+// as low as 5.8 on a loaded machine under -race: at least half. Few is the
+// search for the rate's 5 or 6 of some 45 here, up to 12 of 52 on a loaded
+// machine: one in four at most.
 func TestThrottle_pacesASlowBucketOfOne(t *testing.T) {
 	t.Parallel()
 	c, s := readsAgainst(t, 40, standin.Options{RateLimit: 10, RateBurst: 1})
@@ -364,7 +366,7 @@ func TestThrottle_pacesASlowBucketOfOne(t *testing.T) {
 	if pace < 5 || pace > 10 {
 		t.Errorf("the pace ends at %.1f requests per second, want 5 to 10", float64(pace))
 	}
-	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*5 > total {
+	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*4 > total {
 		t.Errorf("%d of %d requests answered 429", limited, total)
 	}
 	t.Logf("pace %.1f, %d of %d answered 429", float64(pace), s.Limited.Load(), s.Requests.Load())
