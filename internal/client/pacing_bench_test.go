@@ -48,18 +48,29 @@ var pacingLimiters = []struct {
 // limitedIdeal, or the same reads from the same service without its limit,
 // if that is longer) and the share of requests answered 429. A machine that
 // is busy with other work stretches the unlimited time, not the ratio.
+//
+// A limit on requests in flight and the walkers' own pace do not each leave
+// the other be, as a rate does: a walker waits for its answer, and the
+// answers wait for a place. Its ideal is also no less than the same reads
+// from a client told the limit in advance (no more in flight at once, never
+// refused).
 // PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 func BenchmarkPacing(b *testing.B) {
 	const reads = 300
 	free := map[time.Duration]time.Duration{} // by the service's work
 	for _, l := range pacingLimiters {
 		if _, ok := free[l.opts.Work]; !ok {
-			free[l.opts.Work] = runPacing(b, standin.Options{Work: l.opts.Work}, reads).wall
+			free[l.opts.Work] = runPacing(b, standin.Options{Work: l.opts.Work}, reads, DefaultMaxConcurrent).wall
 		}
 	}
 	for _, l := range pacingLimiters {
 		b.Run(l.name, func(b *testing.B) {
-			measurePacing(b, l.name, l.opts, reads, max(free[l.opts.Work], limitedIdeal(l.opts, reads)))
+			ideal := max(free[l.opts.Work], limitedIdeal(l.opts, reads))
+			if l.opts.MaxInFlight > 0 {
+				ideal = max(ideal, runPacing(b, l.opts, reads, l.opts.MaxInFlight).wall)
+				b.ResetTimer()
+			}
+			measurePacing(b, l.name, l.opts, reads, ideal)
 		})
 	}
 }
@@ -99,7 +110,7 @@ func measurePacing(b *testing.B, name string, opts standin.Options, reads int, i
 			defer f.Close()
 			opts.Trace = f
 		}
-		r := runPacing(b, opts, reads)
+		r := runPacing(b, opts, reads, DefaultMaxConcurrent)
 		wall += r.wall
 		refused += r.refused
 		total += r.requests
@@ -138,7 +149,9 @@ type pacingRun struct {
 	requests, refused int64
 }
 
-func runPacing(b *testing.B, opts standin.Options, reads int) pacingRun {
+// runPacing takes reads as Terraform's walkers do, through a client with the
+// provider's default settings but for maxConcurrent.
+func runPacing(b *testing.B, opts standin.Options, reads, maxConcurrent int) pacingRun {
 	b.Helper()
 	opts.Environments = []standin.Environment{{Name: "development", Token: testToken, Profiles: standin.Generate(reads)}}
 	s := standin.New(opts)
@@ -149,7 +162,7 @@ func runPacing(b *testing.B, opts standin.Options, reads int) pacingRun {
 		b.Fatal(err)
 	}
 	c, err := New(Config{BaseURL: base, Token: testToken, UserAgent: "bench/1", MaxRetries: DefaultMaxRetries,
-		MinWait: DefaultMinWait, MaxWait: DefaultMaxWait, Timeout: DefaultTimeout, MaxConcurrent: DefaultMaxConcurrent})
+		MinWait: DefaultMinWait, MaxWait: DefaultMaxWait, Timeout: DefaultTimeout, MaxConcurrent: maxConcurrent})
 	if err != nil {
 		b.Fatal(err)
 	}
