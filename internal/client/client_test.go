@@ -825,13 +825,25 @@ func TestThrottle_aSmallBucketsRateIsNarrowedDown(t *testing.T) {
 // A service that takes one request late refuses the next one on time, if it
 // is a bucket of one or two: the next is spaced from when the answer shows
 // the service took the last one, when that is later than it went on the
-// wire. For other limiters, an answer's time changes nothing.
+// wire: by as much as the answer came later than the quickest, and no more
+// than the 429s' answers varied by. A service whose 429s all come as quickly
+// counts each request as it arrives, and works after: a late answer moves
+// nothing. For other limiters, an answer's time changes nothing either.
 func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 	t.Parallel()
 	ok := &http.Response{StatusCode: http.StatusOK}
-	for _, small := range []bool{true, false} {
+	for _, tc := range []struct {
+		name    string
+		small   bool
+		refused []time.Duration // how long 429s took to be answered
+		least   time.Duration   // that a late answer moves the next, at least
+	}{
+		{"a small bucket whose 429s came 1 to 60 ms from the wire", true, []time.Duration{time.Millisecond, 60 * time.Millisecond}, 30 * time.Millisecond},
+		{"a small bucket whose 429s came as quickly", true, []time.Duration{time.Millisecond, time.Millisecond}, 0},
+		{"a larger bucket", false, []time.Duration{time.Millisecond, 60 * time.Millisecond}, 0},
+	} {
 		th := newThrottle(8, 0, 30*time.Second)
-		th.smallBucket = small
+		th.smallBucket, th.refusedTook = tc.small, tc.refused
 		th.setLimit(10, time.Now())
 		for _, answer := range []time.Duration{time.Millisecond, 60 * time.Millisecond} {
 			release, sent, _, err := th.acquire(context.Background())
@@ -847,11 +859,11 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 			late := th.spacedFrom.Sub(wire)
 			switch {
 			case answer == time.Millisecond && late != 0:
-				t.Errorf("small bucket %v: an answer as quick as usual moved the next request %v later", small, late)
-			case answer > time.Millisecond && small && late < 30*time.Millisecond:
-				t.Errorf("an answer some 59 ms later than usual moved the next request only %v later", late)
-			case answer > time.Millisecond && !small && late != 0:
-				t.Errorf("for a larger bucket, a late answer moved the next request %v later", late)
+				t.Errorf("%s: an answer as quick as the quickest moved the next request %v later", tc.name, late)
+			case answer > time.Millisecond && tc.least > 0 && (late < tc.least || late > 60*time.Millisecond):
+				t.Errorf("%s: an answer some 59 ms later than the quickest moved the next request %v later", tc.name, late)
+			case answer > time.Millisecond && tc.least == 0 && late != 0:
+				t.Errorf("%s: a late answer moved the next request %v later", tc.name, late)
 			}
 		}
 	}
