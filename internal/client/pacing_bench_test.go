@@ -48,13 +48,13 @@ var pacingLimiters = []struct {
 // limitedIdeal, or the same reads from the same service without its limit,
 // if that is longer) and the share of requests answered 429. A machine that
 // is busy with other work stretches the unlimited time, not the ratio.
+// PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 //
 // A limit on requests in flight and the walkers' own pace do not each leave
 // the other be, as a rate does: a walker waits for its answer, and the
 // answers wait for a place. Its ideal is also no less than the same reads
 // from a client told the limit in advance (no more in flight at once, never
 // refused).
-// PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 func BenchmarkPacing(b *testing.B) {
 	const reads = 300
 	free := map[time.Duration]time.Duration{} // by the service's work
