@@ -137,6 +137,7 @@ const (
 	busyHistory        = 64                     // accepted requests whose others in flight are kept
 	refusedHistory     = 16                     // 429s whose answers' times are kept
 	unsureHistory      = 20                     // accepted requests, at least, to tell a 429 taken for the rate again (unsure)
+	busyToTell         = 4                      // accepted requests per other on the wire, at least, to tell a limit in flight from a rate
 	awakeFor           = time.Millisecond       // the last of a wait, spent awake rather than on a timer (awake)
 )
 
@@ -297,10 +298,7 @@ func (t *throttle) answeredLate(now time.Time, refused bool) {
 	took := now.Sub(t.spacedFrom)
 	if refused {
 		// Not counted: nothing to space from.
-		if len(t.refusedTook) == refusedHistory {
-			t.refusedTook = append(t.refusedTook[:0], t.refusedTook[1:]...)
-		}
-		t.refusedTook = append(t.refusedTook, took)
+		t.refusedTook = appendBounded(t.refusedTook, took, refusedHistory)
 		return
 	}
 	if t.quickest == 0 || took < t.quickest {
@@ -402,12 +400,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 
 	if !rateLimited(resp) {
 		t.accepted = append(t.accepted, now)
-		if len(t.busyOK) == busyHistory {
-			t.busyOK = append(t.busyOK[:0], t.busyOK[1:]...)
-			t.busyRefused = trimBusy(t.busyRefused, t.busyOK[0].at)
+		full := len(t.busyOK) == busyHistory
+		t.busyOK = appendBounded(t.busyOK, wireBusy{now, busy}, busyHistory)
+		if full {
+			// The 429s counted against them: since the first kept.
+			t.busyRefused = slices.DeleteFunc(t.busyRefused, func(w wireBusy) bool { return w.at.Before(t.busyOK[0].at) })
 		}
-		t.busyOK = append(t.busyOK, wireBusy{now, busy})
-		if t.unsure > 0 && len(t.busyOK) >= max(4*t.unsure, unsureHistory) {
+		if t.unsure > 0 && t.enoughToTell(t.unsure) && len(t.busyOK) >= unsureHistory {
 			// Enough accepted to tell the 429s taken for the rate too
 			// early (below) from a limit on requests in flight.
 			if t.refusedInFlight(t.unsure) {
@@ -431,10 +430,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	if !sent.Before(t.firstEvent) {
 		// The others of the first event were sent all at once, before
 		// anything was paced: they say nothing of what a rate refuses.
-		if len(t.busyRefused) == busyHistory {
-			t.busyRefused = append(t.busyRefused[:0], t.busyRefused[1:]...)
-		}
-		t.busyRefused = append(t.busyRefused, wireBusy{now, busy})
+		t.busyRefused = appendBounded(t.busyRefused, wireBusy{now, busy}, busyHistory)
 	}
 	if t.refusedInFlight(busy) {
 		t.limitInFlight(busy, now)
@@ -448,7 +444,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// The first 429 comes with the burst spent, whatever the limit,
 		// and as many in flight as the start sent: not told again.
 		t.firstEvent = now
-	case busy < 2 || len(t.busyOK) >= 4*busy:
+	case busy < 2 || t.enoughToTell(busy):
 		// Told a rate (refusedInFlight): so were any 429s before.
 		t.unsure = 0
 	case t.unsure == 0 || busy < t.unsure:
@@ -668,10 +664,16 @@ func (t *throttle) refusedInFlight(busy int) bool {
 	switch {
 	case t.inFlightCap > 0 && busy >= t.inFlightCap:
 		return true
-	case busy < 2 || len(t.busyOK) < 4*busy:
+	case busy < 2 || !t.enoughToTell(busy):
 		return false
 	}
 	return withAtLeast(t.busyRefused, busy) > withAtLeast(t.busyOK, busy)
+}
+
+// enoughToTell tells whether enough requests were accepted to tell a 429
+// with busy others on the wire (refusedInFlight): busyToTell per other.
+func (t *throttle) enoughToTell(busy int) bool {
+	return len(t.busyOK) >= busyToTell*busy
 }
 
 // withAtLeast counts the requests that went with busy others or more.
@@ -685,13 +687,12 @@ func withAtLeast(ws []wireBusy, busy int) int {
 	return n
 }
 
-// trimBusy drops the requests answered before from.
-func trimBusy(ws []wireBusy, from time.Time) []wireBusy {
-	i := 0
-	for i < len(ws) && ws[i].at.Before(from) {
-		i++
+// appendBounded appends v to s, dropping the oldest first if s holds n.
+func appendBounded[T any](s []T, v T, n int) []T {
+	if len(s) >= n {
+		s = append(s[:0], s[len(s)-n+1:]...)
 	}
-	return append(ws[:0], ws[i:]...)
+	return append(s, v)
 }
 
 // A window the service counts requests in: fixed windows per wall-clock
