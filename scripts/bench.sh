@@ -120,16 +120,33 @@ echo "== (b) 301 reads against limits of 50 (and 30) requests/s, or on requests 
 # The same plan against the same service without its limit, by the
 # service's work (the -work given, or none): the ideal's other half. The
 # mean of two plans, as one varies by a third here.
+# timed_plan DIR FLAGS...: one plan of DIR against a stand-in of 300
+# profiles started with FLAGS; sets wall (seconds), rc, and requests and
+# limited (answered 429) from the stand-in's count; the plan's output is in
+# plan.log.
+timed_plan() {
+  local dir=$1 s
+  shift
+  start_standin "$tmp" -generate 300 "$@"
+  s=$(now); rc=0
+  "$terraform" -chdir="$dir" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rc=$?
+  wall=$(echo "$(now) - $s" | bc)
+  stop_standin
+  read -r requests limited < <(awk '/^standin:/ {print $2, $4}' "$tmp/standin.log")
+}
+# Plans that must succeed for the run to mean anything: the references.
+reference_plan() { # DIR FLAGS...
+  timed_plan "$@"
+  [ "$rc" = 0 ] || { cat "$tmp/plan.log"; exit 1; }
+}
+
 declare -A free_wall
 unlimited() { # WORK
   [ -n "${free_wall[$1]:-}" ] && return
-  local s walls=()
+  local walls=()
   for _ in 1 2; do
-    start_standin "$tmp" -generate 300 -work "$1"
-    s=$(now)
-    "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; exit 1; }
-    walls+=("$(echo "$(now) - $s" | bc)")
-    stop_standin
+    reference_plan "$tmp/rate" -work "$1"
+    walls+=("$wall")
   done
   free_wall[$1]=$(echo "scale=3; (${walls[0]} + ${walls[1]}) / 2" | bc)
   printf '  unlimited, work up to %s: %.2fs and %.2fs\n' "$1" "${walls[0]}" "${walls[1]}"
@@ -162,14 +179,9 @@ while IFS='|' read -r name flags; do
     sed "s/^provider \"browserprofile\" {}/provider \"browserprofile\" { max_concurrent_requests = $in_flight }/" \
       "$tmp/rate/main.tf" >"$tmp/told/main.tf"
     # shellcheck disable=SC2086
-    start_standin "$tmp" -generate 300 $flags
-    s=$(now)
-    "$terraform" -chdir="$tmp/told" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; exit 1; }
-    told=$(echo "$(now) - $s" | bc)
-    stop_standin
-    read -r told_requests told_limited < <(awk '/^standin:/ {print $2, $4}' "$tmp/standin.log")
-    printf '  told %s in flight in advance: %.2fs, %d requests, %d answered 429\n' "$in_flight" "$told" "$told_requests" "$told_limited"
-    ideal=$(echo "scale=3; if ($told > $ideal) $told else $ideal" | bc)
+    reference_plan "$tmp/told" $flags
+    printf '  told %s in flight in advance: %.2fs, %d requests, %d answered 429\n' "$in_flight" "$wall" "$requests" "$limited"
+    ideal=$(echo "scale=3; if ($wall > $ideal) $wall else $ideal" | bc)
   fi
   # A plan through Terraform varies by a tenth or more from one to the
   # next on a busy machine: each limiter's figures are the medians of
@@ -183,17 +195,12 @@ while IFS='|' read -r name flags; do
     # fraction of a second, spread evenly.
     sleep "$(echo "scale=3; x = 1 - $(date +%N) / 1000000000 + ($r - 1) / $rounds; x - (x >= 1)" | bc)"
     # shellcheck disable=SC2086
-    start_standin "$tmp" -generate 300 $flags
-    s=$(now); rc=0
-    "$terraform" -chdir="$tmp/rate" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rc=$?
-    rate_wall=$(echo "$(now) - $s" | bc)
-    stop_standin
-    read -r requests limited < <(awk '/^standin:/ {print $2, $4}' "$tmp/standin.log")
-    ratios+=("$(echo "scale=2; $rate_wall / $ideal" | bc)")
+    timed_plan "$tmp/rate" $flags
+    ratios+=("$(echo "scale=2; $wall / $ideal" | bc)")
     shares+=("$(echo "scale=1; 100 * $limited / $requests" | bc)")
     errs=$(grep -c '^Error' "$tmp/plan.log" || true)
     printf '  %-34s %d requests, %d answered 429 (%s%%), %.2fs, %d errors: wall %sx ideal (%.2fs)\n' \
-      "$name, $r:" "$requests" "$limited" "${shares[-1]}" "$rate_wall" "$errs" "${ratios[-1]}" "$ideal"
+      "$name, $r:" "$requests" "$limited" "${shares[-1]}" "$wall" "$errs" "${ratios[-1]}" "$ideal"
     errors=$((errors + errs)); [ "$rc" = 0 ] || rate_rc=$rc
   done
   wall_ratio=$(printf '%s\n' "${ratios[@]}" | median)
