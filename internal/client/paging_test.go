@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+	"golang.org/x/time/rate"
 )
 
 // standinClient serves n generated profiles from the stand-in with opts.
@@ -283,9 +284,7 @@ func TestThrottle_adaptsToTheServicesRateLimit(t *testing.T) {
 func TestThrottle_followsALimitLoweredMidPlan(t *testing.T) {
 	t.Parallel()
 	c, _ := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 10, RateDropAfter: 60})
-	c.throttle.mu.Lock()
-	defer c.throttle.mu.Unlock()
-	if pace := c.throttle.pace; pace >= 37.5 {
+	if pace := paceOf(c); pace >= 37.5 {
 		t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
 	}
 }
@@ -298,9 +297,7 @@ func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
 		t.Run(fmt.Sprintf("after %d requests", after), func(t *testing.T) {
 			t.Parallel()
 			c, s := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 1, RateDropAfter: after})
-			c.throttle.mu.Lock()
-			pace := c.throttle.pace
-			c.throttle.mu.Unlock()
+			pace := paceOf(c)
 			if pace >= 37.5 {
 				t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
 			}
@@ -340,9 +337,7 @@ func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
 			if limited*tc.refused > total {
 				t.Errorf("%d of %d requests answered 429", limited, total)
 			}
-			c.throttle.mu.Lock()
-			pace := c.throttle.pace
-			c.throttle.mu.Unlock()
+			pace := paceOf(c)
 			if pace < 3 {
 				t.Errorf("the pace ends at %.1f requests per second, want 3 or more", float64(pace))
 			}
@@ -360,9 +355,7 @@ func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
 func TestThrottle_pacesASlowBucketOfOne(t *testing.T) {
 	t.Parallel()
 	c, s := readsAgainst(t, 40, standin.Options{RateLimit: 10, RateBurst: 1})
-	c.throttle.mu.Lock()
-	pace := c.throttle.pace
-	c.throttle.mu.Unlock()
+	pace := paceOf(c)
 	if pace < 5 || pace > 10 {
 		t.Errorf("the pace ends at %.1f requests per second, want 5 to 10", float64(pace))
 	}
@@ -404,6 +397,13 @@ func TestThrottle_pacesARateLimitAnsweredWith403(t *testing.T) {
 func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {
 	t.Helper()
 	return readsAgainst(t, 150, opts)
+}
+
+// paceOf is the pace c's throttle ends at.
+func paceOf(c *Client) rate.Limit {
+	c.throttle.mu.Lock()
+	defer c.throttle.mu.Unlock()
+	return c.throttle.pace
 }
 
 // readsAgainst reads n profiles at once, through one client, from the
