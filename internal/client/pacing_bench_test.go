@@ -126,6 +126,14 @@ func measurePacing(b *testing.B, name string, opts standin.Options, reads int, i
 // offered, and then waits for the next one. A limit on requests in flight
 // allows as many at once, each held for its work (up to opts.Work at
 // random, half of it on average).
+//
+// A bucket of one refuses a request counted less than an interval after the
+// last one, and a service that counts each request up to opts.Jitter late
+// at random counts it, on average, half that later than it was sent. No
+// client knows before it sends a request how late it will be counted: one
+// sent sooner than an interval after the last was counted is refused
+// whenever it is counted early, so none has its requests counted closer
+// than the interval and half the jitter, on average, without 429s.
 func limitedIdeal(opts standin.Options, reads int) time.Duration {
 	if opts.MaxInFlight > 0 {
 		return time.Duration(reads) * opts.Work / 2 / time.Duration(opts.MaxInFlight)
@@ -141,7 +149,11 @@ func limitedIdeal(opts standin.Options, reads int) time.Duration {
 	default: // the stand-in's bucket holds a second's worth
 		atOnce = opts.RateLimit
 	}
-	return time.Duration((float64(reads) - atOnce) / opts.RateLimit * float64(time.Second))
+	each := time.Duration(float64(time.Second) / opts.RateLimit)
+	if opts.RateBurst == 1 {
+		each += opts.Jitter / 2
+	}
+	return time.Duration(float64(reads)-atOnce) * each
 }
 
 type pacingRun struct {
