@@ -715,20 +715,27 @@ func TestThrottle_aRollingWindowWaitsForAPlace(t *testing.T) {
 // A bucket of one or two refuses two requests that scheduling brought
 // closer together than its rate, even below it, and whatever rate was
 // offered: a 429 a while after the last one steps the pace back by the
-// settling margin only, whether the requests kept up with the pace or not.
+// settling margin only, whether the requests kept up with the pace or not,
+// and from the rate the bucket was found to accept, not the pace: on a busy
+// machine such 429s come every second or two, and each must not take the
+// pace down a step further. One above that rate, probing, steps back from
+// the pace refused.
 func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
-		accepted int // in the second since the last 429, at a pace of 48
+		pace     rate.Limit
+		accepted int // in the second since the last 429
 		want     rate.Limit
 	}{
-		{"nearly the pace", 45, 48},
-		{"much less", 30, 48},
+		{"nearly the pace", 48, 45, 49},
+		{"much less", 48, 30, 49},
+		{"the pace stepped back to", settle * 49, 45, 49},
+		{"above the rate, probing", 50, 48, 50},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		last := time.Now().Add(-time.Second)
-		th.smallBucket, th.known, th.pace, th.lastCut, th.sinceCut = true, 49, 48, last, tc.accepted
+		th.smallBucket, th.known, th.pace, th.lastCut, th.sinceCut = true, 49, tc.pace, last, tc.accepted
 		for i := range tc.accepted {
 			th.accepted = append(th.accepted, last.Add(time.Duration(i+1)*time.Second/time.Duration(tc.accepted+1)))
 		}

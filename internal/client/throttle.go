@@ -499,8 +499,9 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// A bucket of one or two refuses every other request paced
 		// faster than its rate, so one refused after a run of accepted
 		// ones came too close to the one before by scheduling's jitter:
-		// step back by the settling margin only.
-		t.known = pace
+		// step back by the settling margin only, below the rate it was
+		// found to accept (below).
+		t.known = max(t.known, pace)
 		next = settle * t.known
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
@@ -583,9 +584,12 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			// A bucket of one or two refuses two requests that scheduling
 			// brought closer together than its rate, even below it, and
 			// whatever rate was offered: only step back by the settling
-			// margin. One that lowered its limit refuses again within
-			// minInterval, and the early cut follows it down.
-			measured = max(measured, pace)
+			// margin, and below the rate it was found to accept, not the
+			// pace: on a busy machine such 429s come every second or two,
+			// and stepping back from each pace took the last down by 3%
+			// each time, 14% in a plan. One that lowered its limit refuses
+			// again within minInterval, and the early cut follows it down.
+			measured = max(measured, pace, t.known)
 		}
 		t.known = measured
 		next = settle * t.known
