@@ -664,8 +664,8 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 // Retry-After points to, and if rolling, a second after the oldest request
 // it counts. Until a probe tells which, requests are held until the earlier
 // of the two, and the later is kept for a refused probe; once the kind is
-// known, only its own time counts, and the pace is set below what such a
-// window accepted.
+// known, only its own time counts, and the pace is set at what such a
+// window accepted, as each request also waits for a place in it.
 func TestThrottle_aSpentWindowReopensAsItsKindWould(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
@@ -682,11 +682,35 @@ func TestThrottle_aSpentWindowReopensAsItsKindWould(t *testing.T) {
 		t.Errorf("counted %d in the last second and %d since the wall-clock second, want 60 and 54", th.spent[rollingWindow], th.spent[fixedWindow])
 	}
 	th.learnWindow(otherWindow(th.guess), now) // the probe at the rolling time was refused
-	if th.kind != fixedWindow || th.known != 54 || math.Abs(float64(th.pace-settle*54)) > 1e-9 {
-		t.Errorf("learnt window kind %d, known %v, pace %v; want fixed (%d), 54, %v", th.kind, th.known, th.pace, fixedWindow, settle*54)
+	if th.kind != fixedWindow || th.known != 54 || th.pace != 54 {
+		t.Errorf("learnt window kind %d, known %v, pace %v; want fixed (%d), 54, 54", th.kind, th.known, th.pace, fixedWindow)
 	}
 	if got := th.reopening(now, time.Second, true); !got.Equal(fixed) || th.guess != unknownWindow {
 		t.Errorf("a fixed window held until %v, guessing kind %d; want %v and no guess", got, th.guess, fixed)
+	}
+}
+
+// A fixed window counts the requests of each wall-clock second: once its
+// kind is known, a request waits for the next second, and windowMargin for
+// the service's clock, when those accepted since this one began, with the
+// requests in flight, fill it.
+func TestThrottle_aFixedWindowWaitsForTheNextSecond(t *testing.T) {
+	t.Parallel()
+	if into := time.Since(time.Now().Truncate(time.Second)); into < 100*time.Millisecond || into > 800*time.Millisecond {
+		time.Sleep(time.Second - into + 200*time.Millisecond) // well inside a second
+	}
+	th := newThrottle(8, 0, 30*time.Second)
+	th.kind, th.known, th.pace = fixedWindow, 3, 1000
+	sec := time.Now().Truncate(time.Second)
+	// One in the second before, and two in this one, the first within its
+	// margin.
+	th.accepted = []time.Time{sec.Add(-10 * time.Millisecond), sec.Add(10 * time.Millisecond), sec.Add(50 * time.Millisecond)}
+	if wait := time.Until(th.due()); wait > 0 {
+		t.Errorf("with two of three places taken, the next request waits %v", wait)
+	}
+	th.inFlight = 1
+	if got, want := th.due(), sec.Add(time.Second+windowMargin); !got.Equal(want) {
+		t.Errorf("with two taken and one in flight, the next is due at %v, want %v", got, want)
 	}
 }
 

@@ -289,6 +289,35 @@ func TestThrottle_followsALimitLoweredMidPlan(t *testing.T) {
 	}
 }
 
+// So is a window that halves its count, fixed or rolling: once its kind is
+// known, each request waits for a place in it (due), and the count it
+// waits for must follow the window down.
+func TestThrottle_followsAWindowLoweredMidPlan(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts standin.Options
+	}{
+		{"fixed", standin.Options{RateLimit: 50, RateWindow: true, RateDropAfter: 110}},
+		{"rolling", standin.Options{RateLimit: 50, RateSliding: true, RateDropAfter: 110}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, s := readsAgainst(t, 200, tc.opts)
+			c.throttle.mu.Lock()
+			known := c.throttle.known
+			c.throttle.mu.Unlock()
+			if known >= 37.5 {
+				t.Errorf("the window's count ends at %.1f, nearer the first of 50 than the lowered 25", float64(known))
+			}
+			if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
+				t.Errorf("%d of %d requests answered 429", limited, total)
+			}
+			t.Logf("count %.1f, pace %.1f, %d of %d answered 429", float64(known), float64(paceOf(c)), s.Limited.Load(), s.Requests.Load())
+		})
+	}
+}
+
 // So is a bucket of one that halves its limit while its rate is narrowed
 // down, or after.
 func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {

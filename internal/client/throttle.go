@@ -357,6 +357,20 @@ func (t *throttle) due() time.Time {
 		// Looked at again when one is answered (landed).
 		at = later(at, time.Now().Add(firstSpacing))
 	}
+	if t.kind == fixedWindow && t.known > 0 {
+		// A fixed window counts the requests of each wall-clock second
+		// (windowEnd): once those accepted since this one began, with the
+		// requests in flight and this one, are as many as it accepts, wait
+		// for the next. Its first windowMargin still counts as the last
+		// one's, for the service's clock, and as this one's. Paced just
+		// below its count instead, a plan's pace grew past it, and the
+		// refused request waited out a Retry-After of a second, at some
+		// phases the plan's last.
+		began := time.Now().Add(-windowMargin).Truncate(time.Second)
+		if acceptedSince(t.accepted, began)+t.inFlight >= int(t.known) {
+			at = later(at, began.Add(throttleWindow+windowMargin))
+		}
+	}
 	if t.kind == rollingWindow && t.known > 0 {
 		// A rolling window frees a place as each request it counts
 		// turns a second old, and those came as they came, not at the
@@ -722,17 +736,14 @@ func (t *throttle) guessedKind() windowKind {
 	return rollingWindow
 }
 
-// learnWindow records the window's kind, and paces below what such a
-// window accepted when it was found spent.
+// learnWindow records the window's kind, and paces at what such a window
+// accepted when it was found spent, each request waiting for a place in it
+// (due).
 func (t *throttle) learnWindow(k windowKind, now time.Time) {
 	t.kind, t.guess = k, unknownWindow
 	if n := t.spent[k]; n > 0 {
 		t.known = rate.Limit(n)
-		pace := settle * t.known
-		if k == rollingWindow {
-			pace = t.known // each request also waits for a place (due)
-		}
-		t.setLimit(min(pace, t.ceiling), now)
+		t.setLimit(min(t.known, t.ceiling), now)
 	}
 }
 

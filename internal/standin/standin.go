@@ -56,8 +56,9 @@ type Options struct {
 	// RateBurst is the token bucket's size (default: RateLimit, one second's
 	// worth). Real services allow bursts of a few requests to a few dozen.
 	RateBurst int
-	// RateDropAfter halves the token bucket's rate after this many requests,
-	// as a service does that tightens a quota while a plan runs.
+	// RateDropAfter halves the rate limit (the token bucket's rate, or the
+	// window's count) after this many requests, as a service does that
+	// tightens a quota while a plan runs.
 	RateDropAfter int
 	// RateWindow counts RateLimit requests per wall-clock second (a fixed
 	// window) instead of a token bucket.
@@ -197,14 +198,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	windowLimit := int(s.opts.RateLimit)
+	if s.opts.RateDropAfter > 0 && n >= int64(s.opts.RateDropAfter) {
+		windowLimit /= 2
+	}
 	if s.opts.RateWindow && s.opts.RateLimit > 0 {
-		if wait, ok := s.window.take(time.Now(), int(s.opts.RateLimit)); !ok {
+		if wait, ok := s.window.take(time.Now(), windowLimit); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
-		if wait, ok := s.sliding.take(time.Now(), int(s.opts.RateLimit)); !ok {
+		if wait, ok := s.sliding.take(time.Now(), windowLimit); !ok {
 			s.tooMany(w, wait)
 			return
 		}
