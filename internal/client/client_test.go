@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -692,8 +693,8 @@ func TestThrottle_aSpentWindowReopensAsItsKindWould(t *testing.T) {
 
 // A fixed window counts the requests of each wall-clock second: once its
 // kind is known, a request waits for the next second, and windowMargin for
-// the service's clock, when those accepted since this one began, with the
-// requests in flight, fill it.
+// the service's clock, when those let go since this one began (or within
+// windowMargin before it) and not refused fill it, answered or not.
 func TestThrottle_aFixedWindowWaitsForTheNextSecond(t *testing.T) {
 	t.Parallel()
 	if into := time.Since(time.Now().Truncate(time.Second)); into < 100*time.Millisecond || into > 800*time.Millisecond {
@@ -702,15 +703,20 @@ func TestThrottle_aFixedWindowWaitsForTheNextSecond(t *testing.T) {
 	th := newThrottle(8, 0, 30*time.Second)
 	th.kind, th.known, th.pace = fixedWindow, 3, 1000
 	sec := time.Now().Truncate(time.Second)
-	// One in the second before, and two in this one, the first within its
-	// margin.
-	th.accepted = []time.Time{sec.Add(-10 * time.Millisecond), sec.Add(10 * time.Millisecond), sec.Add(50 * time.Millisecond)}
+	// One let go in the second before, one just before this one, and one
+	// in it.
+	th.letGo = []time.Time{sec.Add(-30 * time.Millisecond), sec.Add(-10 * time.Millisecond), sec.Add(50 * time.Millisecond)}
 	if wait := time.Until(th.due()); wait > 0 {
 		t.Errorf("with two of three places taken, the next request waits %v", wait)
 	}
-	th.inFlight = 1
+	refused := sec.Add(60 * time.Millisecond)
+	th.letGo = append(th.letGo, refused)
 	if got, want := th.due(), sec.Add(time.Second+windowMargin); !got.Equal(want) {
-		t.Errorf("with two taken and one in flight, the next is due at %v, want %v", got, want)
+		t.Errorf("with three taken, the next is due at %v, want %v", got, want)
+	}
+	th.observe(refusedRoundingUp, refused, 0)
+	if slices.Contains(th.letGo, refused) {
+		t.Errorf("a refused request still takes a place: %v", th.letGo)
 	}
 }
 

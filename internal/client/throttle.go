@@ -110,6 +110,7 @@ type throttle struct {
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	lo, hi      rate.Limit  // while a small bucket's rate is narrowed down: the pace it held, and the one it refused; 0 after
 	accepted    []time.Time // times of accepted requests within measureWindow
+	letGo       []time.Time // when the requests let go within measureWindow were, but for those refused (a fixed window's count, due)
 }
 
 const (
@@ -220,6 +221,7 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 		t.dueAt = due
 	}
 	t.sent++
+	t.letGo = append(trimBefore(t.letGo, sent.Add(-measureWindow)), sent)
 	busy = t.inFlight
 	t.inFlight++
 	t.mu.Unlock()
@@ -359,15 +361,19 @@ func (t *throttle) due() time.Time {
 	}
 	if t.kind == fixedWindow && t.known > 0 {
 		// A fixed window counts the requests of each wall-clock second
-		// (windowEnd): once those accepted since this one began, with the
-		// requests in flight and this one, are as many as it accepts, wait
-		// for the next. Its first windowMargin still counts as the last
-		// one's, for the service's clock, and as this one's. Paced just
-		// below its count instead, a plan's pace grew past it, and the
-		// refused request waited out a Retry-After of a second, at some
-		// phases the plan's last.
+		// (windowEnd): once those let go since this one began and not
+		// refused, with this one, are as many as it accepts, wait for the
+		// next. Counted by when they were let go, not answered, as a slow
+		// answer to a request the last window counted would take a place
+		// in this one (with up to 100 ms of work, 1.12x-1.20x of the
+		// ideal in-process). The window's first windowMargin still counts
+		// as the last one's, for the service's clock, and the last
+		// windowMargin before it as this one's, for the way there. Paced
+		// just below its count instead, a plan's pace grew past it, and
+		// the refused request waited out a Retry-After of a second, at
+		// some phases the plan's last.
 		began := time.Now().Add(-windowMargin).Truncate(time.Second)
-		if acceptedSince(t.accepted, began)+t.inFlight >= int(t.known) {
+		if acceptedSince(t.letGo, began.Add(-windowMargin)) >= int(t.known) {
 			at = later(at, began.Add(throttleWindow+windowMargin))
 		}
 	}
@@ -436,6 +442,10 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			}
 		}
 		return
+	}
+	if i, found := slices.BinarySearchFunc(t.letGo, sent, time.Time.Compare); found {
+		// Refused: not counted by a fixed window either.
+		t.letGo = slices.Delete(t.letGo, i, i+1)
 	}
 	wait, ok := retryAfter(resp.Header, now)
 	if !ok {
