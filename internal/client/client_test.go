@@ -721,24 +721,24 @@ func TestThrottle_aFixedWindowWaitsForTheNextSecond(t *testing.T) {
 }
 
 // A rolling window frees a place as each request it counts turns a second
-// old: once its kind is known, a request waits for a free place, with the
-// requests in flight counted as taken.
+// old: once its kind is known, a request waits for a free place, each
+// request let go and not refused taking one, answered or not.
 func TestThrottle_aRollingWindowWaitsForAPlace(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
 	th.kind, th.known, th.pace = rollingWindow, 3, 1000
 	start := time.Now().Add(-500 * time.Millisecond)
-	th.accepted = []time.Time{start, start.Add(100 * time.Millisecond)}
+	th.letGo = []time.Time{start.Add(-600 * time.Millisecond), start, start.Add(100 * time.Millisecond)}
 	if wait := time.Until(th.due()); wait > 0 {
 		t.Errorf("with two of three places taken, the next request waits %v", wait)
 	}
-	th.inFlight = 1
+	th.letGo = append(th.letGo, start.Add(200*time.Millisecond))
 	if got, want := th.due(), start.Add(time.Second+windowMargin); !got.Equal(want) {
-		t.Errorf("with two taken and one in flight, the next is due at %v, want %v", got, want)
+		t.Errorf("with three taken, the next is due at %v, want %v", got, want)
 	}
-	th.inFlight = 2
+	th.letGo = append(th.letGo, start.Add(300*time.Millisecond))
 	if got, want := th.due(), start.Add(1100*time.Millisecond+windowMargin); !got.Equal(want) {
-		t.Errorf("with two taken and two in flight, the next is due at %v, want %v", got, want)
+		t.Errorf("with four taken, the next is due at %v, want %v", got, want)
 	}
 }
 
