@@ -972,13 +972,16 @@ func acceptedSince(ts []time.Time, from time.Time) int {
 	return len(ts) - sort.Search(len(ts), func(i int) bool { return ts[i].After(from) })
 }
 
-// trimBefore drops the times before cutoff from the sorted slice ts.
+// trimBefore drops the times before cutoff from the sorted slice ts. It
+// runs for every request (acquire, observe), so it reslices rather than
+// copying those kept; appending to the result reuses the space after them,
+// and the space before is given up when append next grows the slice.
 func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
 	i := 0
 	for i < len(ts) && ts[i].Before(cutoff) {
 		i++
 	}
-	return append(ts[:0], ts[i:]...)
+	return ts[i:]
 }
 
 // throttledTransport puts every attempt through the throttle.
