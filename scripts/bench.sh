@@ -25,8 +25,9 @@
 #      average work), nor than the same plan from a provider block told the
 #      limit in advance (in each round, just before). The jittered bucket's
 #      ideal counts each request half the jitter late, on average, as no
-#      client can know in advance how late it will be counted. All but the buckets of issue #10 and the fixed window
-#      are additions, held to the same targets. Targets (issue #10): no
+#      client can know in advance how late it will be counted. All but the
+#      buckets of issue #10 and the fixed window are additions, held to the
+#      same targets. Targets (issue #10): no
 #      error, wall time <= 1.1x the ideal (max of the requests past a
 #      bucket's burst / rate and the same plan against the same service
 #      without its limit), < 2% of the requests answered 429, for the worst
@@ -182,7 +183,8 @@ while IFS='|' read -r name flags; do
     ideal=$(echo "scale=3; f = (301 - ${burst:-$limit}) * $per; if (f > $ideal) f else $ideal" | bc)
   fi
   in_flight=$(echo "$flags" | sed -n 's/.*-max-in-flight \([0-9]*\).*/\1/p')
-  if [ -n "$in_flight" ] && [[ "$work" == *ms ]]; then
+  [[ -n "$in_flight" && "$work" == *ms ]] || in_flight= # a limit in flight, with work to hold each
+  if [ -n "$in_flight" ]; then
     # At most that many at once, each held for its work, up to -work at
     # random, half of it on average: the rate such a limit allows (also
     # limitedIdeal's).
@@ -196,13 +198,8 @@ while IFS='|' read -r name flags; do
   # $rounds plans, as (b2)'s are, and every plan is shown.
   ratios=() shares=()
   for r in $(seq "$rounds"); do
-    # A fixed window is counted per wall-clock second, and how much of the
-    # first one a plan finds left decides whether its last reads spill into
-    # one more: 0.97x-1.16x of the ideal here, by that alone. Plans run back
-    # to back keep much the same phase, so each round starts at its own
-    # fraction of a second, spread evenly.
     ideal=$base_ideal
-    if [ -n "$in_flight" ] && [[ "$work" == *ms ]]; then
+    if [ -n "$in_flight" ]; then
       # Such a limit and Terraform's own pace do not each leave the other
       # be, as a rate does: a read waits for its answer, and the answers
       # for a place. So also no less than the same plan from a provider
@@ -213,6 +210,11 @@ while IFS='|' read -r name flags; do
       printf '  told %s in flight in advance, %d: %.2fs, %d requests, %d answered 429\n' "$in_flight" "$r" "$wall" "$requests" "$limited"
       ideal=$(echo "scale=3; if ($wall > $ideal) $wall else $ideal" | bc)
     fi
+    # A fixed window is counted per wall-clock second, and how much of the
+    # first one a plan finds left decides whether its last reads spill into
+    # one more: 0.97x-1.16x of the ideal here, by that alone. Plans run back
+    # to back keep much the same phase, so each round starts at its own
+    # fraction of a second, spread evenly.
     sleep "$(echo "scale=3; x = 1 - $(date +%N) / 1000000000 + ($r - 1) / $rounds; x - (x >= 1)" | bc)"
     # shellcheck disable=SC2086
     timed_plan "$tmp/rate" $flags
