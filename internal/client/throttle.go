@@ -373,7 +373,7 @@ func (t *throttle) due() time.Time {
 		// the refused request waited out a Retry-After of a second, at
 		// some phases the plan's last.
 		began := time.Now().Add(-windowMargin).Truncate(time.Second)
-		if acceptedSince(t.letGo, began.Add(-windowMargin)) >= int(t.known) {
+		if countAfter(t.letGo, began.Add(-windowMargin)) >= int(t.known) {
 			at = later(at, began.Add(throttleWindow+windowMargin))
 		}
 	}
@@ -495,7 +495,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		if len(t.accepted) > 0 {
 			span = max(now.Sub(later(t.accepted[0], now.Add(-throttleWindow))), throttleWindow/2)
 		}
-		accepted := acceptedSince(t.accepted, now.Add(-throttleWindow))
+		accepted := countAfter(t.accepted, now.Add(-throttleWindow))
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
 		t.smallBucket = accepted <= 2
@@ -584,7 +584,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// less, what a bucket saved up while requests paused would count
 		// as rate.
 		from := later(t.lastCut, now.Add(-measureWindow))
-		measured := rate.Limit(float64(acceptedSince(t.accepted, from)) / now.Sub(from).Seconds())
+		measured := rate.Limit(float64(countAfter(t.accepted, from)) / now.Sub(from).Seconds())
 		if t.windowed {
 			// A window (it has refused everything for a while), spent
 			// again: hold every request back at once until it reopens,
@@ -641,7 +641,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 // followed the last. A bucket of two, or a window, accepts two in a row as
 // closely as it then refuses the third.
 func (t *throttle) oneAtATime(now time.Time) bool {
-	ts := t.accepted[len(t.accepted)-acceptedSince(t.accepted, now.Add(-throttleWindow)):]
+	ts := t.accepted[len(t.accepted)-countAfter(t.accepted, now.Add(-throttleWindow)):]
 	if len(ts) == 0 {
 		return true
 	}
@@ -779,12 +779,12 @@ func otherWindow(k windowKind) windowKind {
 // would count the previous window's requests too.
 func (t *throttle) reopening(now time.Time, wait time.Duration, ok bool) time.Time {
 	fixed := now.Add(min(wait, probeGap))
-	n := acceptedSince(t.accepted, now.Add(-throttleWindow))
+	n := countAfter(t.accepted, now.Add(-throttleWindow))
 	t.spent[rollingWindow], t.spent[fixedWindow] = n, n
 	if ok {
 		fixed = windowEnd(now, wait)
 		began := fixed.Add(-windowMargin - throttleWindow)
-		t.spent[fixedWindow] = acceptedSince(t.accepted, later(began, now.Add(-throttleWindow)))
+		t.spent[fixedWindow] = countAfter(t.accepted, later(began, now.Add(-throttleWindow)))
 	}
 	t.guess = unknownWindow
 	if n == 0 || t.kind == fixedWindow || wait > roundingPause {
@@ -967,8 +967,8 @@ func (t *throttle) setLimit(l rate.Limit, now time.Time) {
 	t.stepStart, t.sent = now, 0
 }
 
-// acceptedSince counts the times after from in the sorted slice ts.
-func acceptedSince(ts []time.Time, from time.Time) int {
+// countAfter counts the times after from in the sorted slice ts.
+func countAfter(ts []time.Time, from time.Time) int {
 	return len(ts) - sort.Search(len(ts), func(i int) bool { return ts[i].After(from) })
 }
 
