@@ -776,6 +776,28 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 	}
 }
 
+// A bucket of one or two at a rate below the pace refuses every other
+// request: once its rate was found, a 429 soon after the last one, with
+// requests accepted in between, cuts the pace only when another follows it
+// as soon. One alone is scheduling's jitter, and changes nothing.
+func TestThrottle_aSmallBucketCutsSoonOnlyOnASecond429(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	now := time.Now()
+	th.smallBucket, th.known = true, 49
+	th.setLimit(settle*49, now.Add(-time.Second))
+	th.lastCut, th.sinceCut = now.Add(-minInterval/2), 2
+	th.observe(refusedRoundingUp, now, 0)
+	if th.pace != settle*49 || th.known != 49 {
+		t.Fatalf("one 429 soon after the last: pace %v, known %v; want them unchanged (%v, 49)", th.pace, th.known, settle*49)
+	}
+	th.sinceCut++
+	th.observe(refusedRoundingUp, time.Now(), 0)
+	if want := rate.Limit(earlyCut * settle * 49); math.Abs(float64(th.pace-want)) > 1e-9 {
+		t.Errorf("a second soon after it: pace %v, want %v", th.pace, want)
+	}
+}
+
 // Each request is spaced from when the one before it went on the wire: one
 // that waited for a connection, or for the scheduler, after it was let go
 // must not have the next follow it too closely. Until it is on the wire
@@ -902,6 +924,29 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 			case answer > time.Millisecond && tc.least == 0 && late != 0:
 				t.Errorf("%s: a late answer moved the next request %v later", tc.name, late)
 			}
+		}
+	}
+}
+
+// The 429s of the start, answered as the process starts, with several
+// requests sent at once, say nothing of how late the service counts a
+// request: left out of the 429s' spread (refusedSpread), a slow one does not
+// hold every request of the plan back. Those after it are kept.
+func TestThrottle_theStartsRefusalsAreLeftOutOfTheSpread(t *testing.T) {
+	t.Parallel()
+	th := newThrottle(8, 0, 30*time.Second)
+	for i, answer := range []time.Duration{5 * time.Millisecond, time.Millisecond} {
+		release, sent, _, err := th.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		th.wrote(sent)
+		time.Sleep(answer)
+		th.landed(sent, true)
+		th.observe(refusedRoundingUp, sent, 0)
+		release()
+		if len(th.refusedTook) != i {
+			t.Errorf("after %d 429s, the first at the start, %d kept for the spread: %v", i+1, len(th.refusedTook), th.refusedTook)
 		}
 	}
 }

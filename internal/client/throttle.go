@@ -99,6 +99,7 @@ type throttle struct {
 	stepStart   time.Time   // since when sent counts
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // requests sent since lastCut and accepted
+	soonAgain   bool        // a small bucket refused a request soon after lastCut, once (observe)
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
@@ -296,11 +297,20 @@ func (t *throttle) landed(sent time.Time, written bool) {
 // every request back by its work (with up to 10 ms of it, 1.16x of the
 // ideal in-process when an answer later than the average moved the next
 // request; 1.08x since).
-func (t *throttle) answeredLate(now time.Time, refused bool) {
+//
+// The 429s of the start (atStart: sent before the first one was answered)
+// are left out of that spread: they come as the process starts, with
+// several requests sent at once and the service's connections new. One took
+// 3.4 ms through Terraform where the later ones took 0.3 ms, and with the
+// service's work it held each request of the plan up to 3 ms back, so that
+// the pace found for the bucket was one its requests never kept.
+func (t *throttle) answeredLate(now time.Time, refused, atStart bool) {
 	took := now.Sub(t.spacedFrom)
 	if refused {
 		// Not counted: nothing to space from.
-		t.refusedTook = appendBounded(t.refusedTook, took, refusedHistory)
+		if !atStart {
+			t.refusedTook = appendBounded(t.refusedTook, took, refusedHistory)
+		}
 		return
 	}
 	if t.quickest == 0 || took < t.quickest {
@@ -417,7 +427,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		t.answered = true
 		t.wakeOne()
 		if !t.unwritten {
-			t.answeredLate(now, rateLimited(resp))
+			t.answeredLate(now, rateLimited(resp), t.firstEvent.IsZero() || sent.Before(t.firstEvent))
 		}
 	}
 
@@ -530,6 +540,15 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// found to accept (below).
 		t.known = max(t.known, pace)
 		next = settle * t.known
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0 && t.smallBucket && t.known > 0 && !t.soonAgain:
+		// A bucket of one or two at a rate below the pace refuses every
+		// other request, so once its rate was found, a 429 soon after the
+		// last one is a lowered rate only if another soon follows it; one
+		// alone is scheduling's jitter, as the one before was. Cut at the
+		// first, the pace stayed a fifth lower until quietBeforeProbing
+		// had passed (a plan through Terraform at 1.25x of the ideal).
+		t.soonAgain = true
+		return
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
@@ -624,7 +643,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			next = t.narrowed()
 		}
 	}
-	t.lastCut, t.sinceCut = now, 0
+	t.lastCut, t.sinceCut, t.soonAgain = now, 0, false
 	t.setLimit(min(next, t.ceiling), now)
 	// The refused request waits out Retry-After itself (backoff); the
 	// others are held back too for a pause longer than a rounding. A pause
@@ -663,7 +682,7 @@ func (t *throttle) limitInFlight(busy int, now time.Time) {
 	if t.inFlightCap == 0 {
 		t.known, t.lo, t.hi, t.smallBucket, t.byRequest = 0, 0, 0, false, false
 		t.windowed, t.kind, t.guess, t.blocked = false, unknownWindow, unknownWindow, 0
-		t.lastCut, t.sinceCut = time.Time{}, 0
+		t.lastCut, t.sinceCut, t.soonAgain = time.Time{}, 0, false
 		t.setLimit(t.ceiling, now)
 	}
 	if t.inFlightCap == 0 || busy < t.inFlightCap {
