@@ -546,7 +546,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// last one is a lowered rate only if another soon follows it; one
 		// alone is scheduling's jitter, as the one before was. Cut at the
 		// first, the pace stayed a fifth lower until quietBeforeProbing
-		// had passed (a plan through Terraform at 1.25x of the ideal).
+		// had passed (a plan through Terraform at 1.31x of the ideal).
 		t.soonAgain = true
 		return
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
