@@ -776,28 +776,6 @@ func TestThrottle_aSmallBucketsRefusalAtAnAcceptedPaceStepsBackALittle(t *testin
 	}
 }
 
-// A bucket of one or two at a rate below the pace refuses every other
-// request: once its rate was found, a 429 soon after the last one, with
-// requests accepted in between, cuts the pace only when another follows it
-// as soon. One alone is scheduling's jitter, and changes nothing.
-func TestThrottle_aSmallBucketCutsSoonOnlyOnASecond429(t *testing.T) {
-	t.Parallel()
-	th := newThrottle(8, 0, 30*time.Second)
-	now := time.Now()
-	th.smallBucket, th.known = true, 49
-	th.setLimit(settle*49, now.Add(-time.Second))
-	th.lastCut, th.sinceCut = now.Add(-minInterval/2), 2
-	th.observe(refusedRoundingUp, now, 0)
-	if th.pace != settle*49 || th.known != 49 {
-		t.Fatalf("one 429 soon after the last: pace %v, known %v; want them unchanged (%v, 49)", th.pace, th.known, settle*49)
-	}
-	th.sinceCut++
-	th.observe(refusedRoundingUp, time.Now(), 0)
-	if want := rate.Limit(earlyCut * settle * 49); math.Abs(float64(th.pace-want)) > 1e-9 {
-		t.Errorf("a second soon after it: pace %v, want %v", th.pace, want)
-	}
-}
-
 // Each request is spaced from when the one before it went on the wire: one
 // that waited for a connection, or for the scheduler, after it was let go
 // must not have the next follow it too closely. Until it is on the wire

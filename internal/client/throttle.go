@@ -99,7 +99,6 @@ type throttle struct {
 	stepStart   time.Time   // since when sent counts
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // requests sent since lastCut and accepted
-	soonAgain   bool        // a small bucket refused a request soon after lastCut, once (observe)
 	blocked     int         // events in a row with nothing accepted in between
 	windowed    bool        // the service has refused everything for a while: a window
 	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
@@ -540,15 +539,6 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// found to accept (below).
 		t.known = max(t.known, pace)
 		next = settle * t.known
-	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0 && t.smallBucket && t.known > 0 && !t.soonAgain:
-		// A bucket of one or two at a rate below the pace refuses every
-		// other request, so once its rate was found, a 429 soon after the
-		// last one is a lowered rate only if another soon follows it; one
-		// alone is scheduling's jitter, as the one before was. Cut at the
-		// first, the pace stayed a fifth lower until quietBeforeProbing
-		// had passed (a plan through Terraform at 1.31x of the ideal).
-		t.soonAgain = true
-		return
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
@@ -643,7 +633,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			next = t.narrowed()
 		}
 	}
-	t.lastCut, t.sinceCut, t.soonAgain = now, 0, false
+	t.lastCut, t.sinceCut = now, 0
 	t.setLimit(min(next, t.ceiling), now)
 	// The refused request waits out Retry-After itself (backoff); the
 	// others are held back too for a pause longer than a rounding. A pause
@@ -682,7 +672,7 @@ func (t *throttle) limitInFlight(busy int, now time.Time) {
 	if t.inFlightCap == 0 {
 		t.known, t.lo, t.hi, t.smallBucket, t.byRequest = 0, 0, 0, false, false
 		t.windowed, t.kind, t.guess, t.blocked = false, unknownWindow, unknownWindow, 0
-		t.lastCut, t.sinceCut, t.soonAgain = time.Time{}, 0, false
+		t.lastCut, t.sinceCut = time.Time{}, 0
 		t.setLimit(t.ceiling, now)
 	}
 	if t.inFlightCap == 0 || busy < t.inFlightCap {
