@@ -1126,6 +1126,32 @@ func TestThrottle_aSmallBucketWaitsLongerBeforeProbing(t *testing.T) {
 	}
 }
 
+// A window's count, which each request waits for a place in, is what it
+// accepted when found spent, and only a 429 lowers it: it grows with the
+// pace, which probes past it after four times the quiet, as past a small
+// bucket's rate, so that a count learnt from a second that accepted few
+// requests does not hold every request to it for good.
+func TestThrottle_aWindowsCountGrowsAfterQuietWindows(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		quiet time.Duration
+		grows bool
+	}{
+		{3 * time.Second, false},
+		{9 * time.Second, true},
+	} {
+		th := newThrottle(8, 0, 30*time.Second)
+		now := time.Now()
+		th.kind, th.known, th.lastCut = rollingWindow, 50, now.Add(-tc.quiet)
+		th.setLimit(50, now.Add(-growthStep))
+		th.sent = 10
+		th.grow(now)
+		if grew := th.pace > 50 && th.known == th.pace; grew != tc.grows {
+			t.Errorf("a window %v after the last 429: pace %v and count %v, grown %v, want %v", tc.quiet, th.pace, th.known, grew, tc.grows)
+		}
+	}
+}
+
 // A request let go at the pace reaches the wire a little late (the timer
 // fires late, the transport takes a moment): the next is let go that much
 // early, as usual of late, so that requests reach the wire one interval

@@ -885,10 +885,11 @@ func (t *throttle) grow(now time.Time) {
 		// Around the rate last accepted, probe gently, then less so the
 		// longer the service keeps accepting: its limit may have risen, or
 		// the last measure fallen short of it. A small bucket's rate was
-		// narrowed down to within a few percent, and each time a probe
-		// finds it again, a request waits out a Retry-After: wait longer.
+		// narrowed down to within a few percent, and a window's count is
+		// what it accepted (below): each time a probe finds either again,
+		// a request waits out a Retry-After, so wait longer.
 		wait := quietBeforeProbing
-		if t.smallBucket {
+		if t.smallBucket || t.kind != unknownWindow {
 			wait *= 4
 		}
 		quiet := now.Sub(t.lastCut) - wait
@@ -896,6 +897,14 @@ func (t *throttle) grow(now time.Time) {
 			return
 		}
 		factor = 1 + rate.Limit(slowGrowth*math.Exp2(min(quiet, 16*time.Second).Seconds()/2))
+		if t.kind != unknownWindow {
+			// A window's count, which each request waits for a place in
+			// (due), grows with the pace: learnt from a second that
+			// accepted few requests, it would otherwise hold every
+			// request to it for good, as only a 429 changes it, and none
+			// comes while requests wait for places.
+			t.known = max(t.known, min(limit*factor, t.ceiling))
+		}
 	}
 	t.setLimit(min(limit*factor, t.ceiling), now)
 }
