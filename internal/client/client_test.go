@@ -906,29 +906,6 @@ func TestThrottle_aSmallBucketSpacesFromALateAnswer(t *testing.T) {
 	}
 }
 
-// The 429s of the start, answered as the process starts, with several
-// requests sent at once, say nothing of how late the service counts a
-// request: left out of the 429s' spread (refusedSpread), a slow one does not
-// hold every request of the plan back. Those after it are kept.
-func TestThrottle_theStartsRefusalsAreLeftOutOfTheSpread(t *testing.T) {
-	t.Parallel()
-	th := newThrottle(8, 0, 30*time.Second)
-	for i, answer := range []time.Duration{5 * time.Millisecond, time.Millisecond} {
-		release, sent, _, err := th.acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		th.wrote(sent)
-		time.Sleep(answer)
-		th.landed(sent, true)
-		th.observe(refusedRoundingUp, sent, 0)
-		release()
-		if len(th.refusedTook) != i {
-			t.Errorf("after %d 429s, the first at the start, %d kept for the spread: %v", i+1, len(th.refusedTook), th.refusedTook)
-		}
-	}
-}
-
 // A 429 to a request that went with more others on the wire than the
 // service was seen to accept before is a limit on requests in flight, not
 // on their rate: the client sends no more at once from then on, and unlearns

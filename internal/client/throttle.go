@@ -296,20 +296,11 @@ func (t *throttle) landed(sent time.Time, written bool) {
 // every request back by its work (with up to 10 ms of it, 1.16x of the
 // ideal in-process when an answer later than the average moved the next
 // request; 1.08x since).
-//
-// The 429s of the start (atStart: sent before the first one was answered)
-// are left out of that spread: they come as the process starts, with
-// several requests sent at once and the service's connections new. One took
-// 3.4 ms through Terraform where the later ones took 0.3 ms, and with the
-// service's work it held each request of the plan up to 3 ms back, so that
-// the pace found for the bucket was one its requests never kept.
-func (t *throttle) answeredLate(now time.Time, refused, atStart bool) {
+func (t *throttle) answeredLate(now time.Time, refused bool) {
 	took := now.Sub(t.spacedFrom)
 	if refused {
 		// Not counted: nothing to space from.
-		if !atStart {
-			t.refusedTook = appendBounded(t.refusedTook, took, refusedHistory)
-		}
+		t.refusedTook = appendBounded(t.refusedTook, took, refusedHistory)
 		return
 	}
 	if t.quickest == 0 || took < t.quickest {
@@ -426,7 +417,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		t.answered = true
 		t.wakeOne()
 		if !t.unwritten {
-			t.answeredLate(now, rateLimited(resp), t.firstEvent.IsZero() || sent.Before(t.firstEvent))
+			t.answeredLate(now, rateLimited(resp))
 		}
 	}
 
