@@ -188,9 +188,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.inFlight.Add(-1)
 	}
+	limit := s.opts.RateLimit
+	if s.opts.RateDropAfter > 0 && n >= int64(s.opts.RateDropAfter) {
+		limit /= 2 // a quota tightened mid-plan, whichever the limiter
+	}
 	if s.limiter != nil {
-		if s.opts.RateDropAfter > 0 && n == int64(s.opts.RateDropAfter) {
-			s.limiter.SetLimit(s.limiter.Limit() / 2)
+		if s.limiter.Limit() != rate.Limit(limit) {
+			s.limiter.SetLimit(rate.Limit(limit))
 		}
 		if res := s.limiter.Reserve(); res.Delay() > 0 {
 			res.Cancel()
@@ -198,18 +202,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	windowLimit := int(s.opts.RateLimit)
-	if s.opts.RateDropAfter > 0 && n >= int64(s.opts.RateDropAfter) {
-		windowLimit /= 2
-	}
 	if s.opts.RateWindow && s.opts.RateLimit > 0 {
-		if wait, ok := s.window.take(time.Now(), windowLimit); !ok {
+		if wait, ok := s.window.take(time.Now(), int(limit)); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
-		if wait, ok := s.sliding.take(time.Now(), windowLimit); !ok {
+		if wait, ok := s.sliding.take(time.Now(), int(limit)); !ok {
 			s.tooMany(w, wait)
 			return
 		}
