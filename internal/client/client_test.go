@@ -813,16 +813,16 @@ func TestThrottle_aBucketOfOneFoundAfterATrickle(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	th := newThrottle(8, 0, 30*time.Second)
-	for _, ago := range []time.Duration{90, 60, 30, 4} {
-		th.accepted = append(th.accepted, now.Add(-ago*time.Millisecond))
+	for _, ago := range []int{90, 60, 30, 4} { // milliseconds
+		th.accepted = append(th.accepted, now.Add(-time.Duration(ago)*time.Millisecond))
 	}
 	th.observe(refusedRoundingUp, now, 0)
 	if !th.smallBucket || !th.byRequest || th.pace != 16 {
 		t.Errorf("a first 429 after four accepted one at a time: small %v, by request %v, pace %v; want a bucket of one climbed from 16", th.smallBucket, th.byRequest, th.pace)
 	}
 	th = newThrottle(8, 0, 30*time.Second)
-	for _, ago := range []time.Duration{90, 6, 5, 4} {
-		th.accepted = append(th.accepted, now.Add(-ago*time.Millisecond))
+	for _, ago := range []int{90, 6, 5, 4} {
+		th.accepted = append(th.accepted, now.Add(-time.Duration(ago)*time.Millisecond))
 	}
 	th.observe(refusedRoundingUp, now, 0)
 	if th.smallBucket {
