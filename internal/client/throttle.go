@@ -45,7 +45,7 @@ import (
 // pace starts below it and grows quickly until the next 429, and from then
 // on stays just under the rate measured between the last two, growing only
 // gently. A bucket of one or two (its first 429 came after two requests or
-// fewer, or after requests it took one at a time) tells more: it refuses every request that follows the one before
+// fewer) tells more: it refuses every request that follows the one before
 // more closely than its rate allows, whatever the rate offered, so its rate
 // is narrowed down between the fastest pace it held and the slowest it
 // refused; a lone 429 after that is scheduling's jitter, and only steps
@@ -100,9 +100,8 @@ type throttle struct {
 	sent        int         // requests sent since stepStart
 	sinceCut    int         // requests sent since lastCut and accepted
 	blocked     int         // events in a row with nothing accepted in between
-	jittered    bool        // the last event was a small bucket's 429 put down to jitter
 	windowed    bool        // the service has refused everything for a while: a window
-	smallBucket bool        // the first 429 came after two requests or fewer, or oneAtATime: a bucket of one or two
+	smallBucket bool        // the first 429 came after two requests or fewer: a bucket of one or two
 	byRequest   bool        // a bucket of one (oneAtATime, busy <= 1 at the first 429): climbed a step per request (grow)
 	kind        windowKind  // of the window, once a probe has told
 	guess       windowKind  // of the window, while a probe tells
@@ -120,7 +119,7 @@ const (
 	probeGap           = 250 * time.Millisecond // the first hold while the service refuses everything
 	minInterval        = 250 * time.Millisecond // between events, for the accepted rate to mean something
 	earlyCut           = 0.8                    // of the pace, for a 429 too soon after an event to measure
-	jitterRun          = 2                      // accepted in a row before a small bucket's 429 is put down to jitter
+	jitterRun          = 4                      // accepted in a row before a small bucket's 429 is put down to jitter
 	narrowHold         = 500 * time.Millisecond // that a small bucket holds a pace for, to take it as below its rate
 	narrowRequests     = 4                      // that it holds the pace for, if that is longer
 	atPaceWithin       = 1.05                   // intervals of the pace, for a request to count as due at it
@@ -316,18 +315,13 @@ func (t *throttle) answeredLate(now time.Time, refused bool) {
 }
 
 // refusedSpread is how much the answers to the last 429s varied by, from
-// the wire, but for the slowest: how late the service counts a request at
-// random; none before three. One answer can be slow for reasons of its own,
-// as the first 429's often is, answered while the provider and Terraform
-// start: taken as the spread, it held every request after it back by as
-// much (up to 3 ms a request, 1.19x of the ideal, against a service whose
-// work varies).
+// the wire: how late the service counts a request at random; none before
+// two.
 func (t *throttle) refusedSpread() time.Duration {
-	if len(t.refusedTook) < 3 {
+	if len(t.refusedTook) < 2 {
 		return 0
 	}
-	took := slices.Sorted(slices.Values(t.refusedTook))
-	return took[len(took)-2] - took[0]
+	return slices.Max(t.refusedTook) - slices.Min(t.refusedTook)
 }
 
 // wakeOne tells the request waiting for the pace, if any, to look again.
@@ -487,8 +481,6 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	}
 	pace := t.pace
 	next := pace
-	jitter := false // this 429 was put down to scheduling's jitter
-	defer func() { t.jittered = jitter }()
 	switch {
 	case t.lastCut.IsZero():
 		// The rate accepted so far in the last second, over the time it
@@ -506,20 +498,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		accepted := countAfter(t.accepted, now.Add(-throttleWindow))
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
-		// A bucket of one or two: it refused after two requests or
-		// fewer, or it took every request it accepted one at a time, as
-		// when Terraform's first reads trickle in further apart than its
-		// rate, and only the request that came close to the one before
-		// was refused. Any larger burst, or a window, takes a few close
-		// together first.
-		oneAtATime := t.oneAtATime(now)
-		t.smallBucket = accepted <= 2 || oneAtATime
+		t.smallBucket = accepted <= 2
 		// Only a bucket of one: one of two, or a window of two, accepts
 		// a request closer to the one before than its rate allows. Not
 		// with two or more others in flight either: a limit on requests
 		// in flight whose answers are slow refuses as early, and is told
 		// from a rate by later 429s (refusedInFlight).
-		t.byRequest = t.smallBucket && busy <= 1 && oneAtATime
+		t.byRequest = t.smallBucket && busy <= 1 && t.oneAtATime(now)
 		if t.byRequest {
 			next = 2 * rate.Limit(cap(t.slots))
 		}
@@ -537,18 +522,14 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// answers are slow also refuses early, and more than its rate.
 		t.lo, t.hi = pace/fastGrowth, pace
 		next = t.narrowed()
-	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket && !t.jittered:
-		// A bucket of one refuses every other request paced faster
-		// than its rate, so one refused after a run of accepted ones
-		// came too close to the one before by scheduling's jitter: step
-		// back by the settling margin only, below the rate it was found
-		// to accept (below). Not twice in a row: a bucket of two paced
-		// above its rate refuses one request in a few, again and again,
-		// and is then cut a step (below), as is a bucket of one refusing
-		// every other.
+	case now.Sub(t.lastCut) < minInterval && t.sinceCut >= jitterRun && t.smallBucket:
+		// A bucket of one or two refuses every other request paced
+		// faster than its rate, so one refused after a run of accepted
+		// ones came too close to the one before by scheduling's jitter:
+		// step back by the settling margin only, below the rate it was
+		// found to accept (below).
 		t.known = max(t.known, pace)
 		next = settle * t.known
-		jitter = true
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
