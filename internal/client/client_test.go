@@ -1170,12 +1170,12 @@ func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	th.accepted = []time.Time{first}
 	th.observe(refusedRoundingUp, first, 0) // the second request: a bucket of one
 	th.lastSent, th.spacedFrom, th.wireAt = first, first, first
-	if !th.smallBucket || th.pace != 16 {
-		t.Fatalf("after a bucket of one's first 429: small %v, pace %v, want 16 per second", th.smallBucket, th.pace)
+	if !th.smallBucket || th.pace != 32 {
+		t.Fatalf("after a bucket of one's first 429: small %v, pace %v, want 32 per second", th.smallBucket, th.pace)
 	}
 	th.grow(th.stepStart.Add(time.Second))
-	if th.pace != 16 {
-		t.Fatalf("the pace grew to %v with no request sent at 16 per second", th.pace)
+	if th.pace != 32 {
+		t.Fatalf("the pace grew to %v with no request sent at 32 per second", th.pace)
 	}
 	release, sent, busy, err := th.acquire(context.Background()) // waits for the pace
 	if err != nil {
@@ -1183,15 +1183,15 @@ func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	}
 	th.wrote(sent)
 	th.grow(time.Now())
-	if th.pace != 16 {
+	if th.pace != 32 {
 		t.Fatalf("the pace grew to %v before the request sent at it was answered", th.pace)
 	}
 	th.landed(sent, true)
 	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, busy)
 	release()
 	th.grow(time.Now())
-	if want := 16 * rate.Limit(fastGrowth); math.Abs(float64(th.pace-want)) > 0.01 {
-		t.Errorf("after a request at 16 per second was accepted, the pace is %v, want %v", th.pace, want)
+	if want := 32 * rate.Limit(fastGrowth); math.Abs(float64(th.pace-want)) > 0.01 {
+		t.Errorf("after a request at 32 per second was accepted, the pace is %v, want %v", th.pace, want)
 	}
 }
 
@@ -1232,7 +1232,7 @@ func TestThrottle_aSlowSmallBucketHalvesThePace(t *testing.T) {
 		busy  int // others in flight when the first 429's request was let go
 		paces []rate.Limit
 	}{
-		{0, []rate.Limit{16, 8, 4, 2, 1}},
+		{0, []rate.Limit{32, 16, 8, 4, 2, 1}},
 		// On a loaded machine, a bucket of one's first 429 can come with
 		// two others in flight: its climb is then the 50 ms one, from 8.
 		{2, []rate.Limit{8, 4, 2, 1}},

@@ -488,9 +488,11 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// otherwise pass for many times the rate. When every request of
 		// the first moment was refused, nothing was measured: start from
 		// one request per slot a second. A bucket of one has told nothing
-		// of its rate by then: its climb starts from twice that, a step
-		// per request (grow). A bucket of one or two whose first request
-		// paced is refused too is halved (below).
+		// of its rate by then: its climb starts from four times that (32
+		// a second by default), a step per request (grow). From twice
+		// that, a bucket of 50 a second lost some 80 ms to the climb,
+		// against some 15 ms now; one slower than the start refuses the
+		// first request paced, and is halved (below), one 429 more.
 		span := throttleWindow
 		if len(t.accepted) > 0 {
 			span = max(now.Sub(later(t.accepted[0], now.Add(-throttleWindow))), throttleWindow/2)
@@ -506,7 +508,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// from a rate by later 429s (refusedInFlight).
 		t.byRequest = t.smallBucket && busy <= 1 && t.oneAtATime(now)
 		if t.byRequest {
-			next = 2 * rate.Limit(cap(t.slots))
+			next = 4 * rate.Limit(cap(t.slots))
 		}
 	case t.hi > 0 && t.sinceCut > 0:
 		// A small bucket refused the pace tried between the one it held
