@@ -1162,7 +1162,11 @@ func TestThrottle_letsGoEarlyByTheUsualLag(t *testing.T) {
 // A bucket of one climbs a step each time a request spaced at the pace is
 // accepted, not by time: at the slow paces the climb starts from, a step of
 // time passes with no request sent at it, and the pace it tried would be
-// taken as one the bucket accepted.
+// taken as one the bucket accepted. Nor by the first request after the
+// 429: the bucket counts from the last request it took, which that one
+// follows by more than the pace (a bucket of one at 30 a second accepted
+// it at the climb's start of 32, whose rate was then narrowed down to 32,
+// and paced at 25 for the rest of a plan).
 func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	t.Parallel()
 	th := newThrottle(8, 0, 30*time.Second)
@@ -1190,8 +1194,20 @@ func TestThrottle_aSmallBucketClimbsAStepPerRequestAccepted(t *testing.T) {
 	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, busy)
 	release()
 	th.grow(time.Now())
+	if th.pace != 32 {
+		t.Fatalf("the pace grew to %v when the request after the 429 was accepted", th.pace)
+	}
+	release, sent, busy, err = th.acquire(context.Background()) // one pace after an accepted one
+	if err != nil {
+		t.Fatal(err)
+	}
+	th.wrote(sent)
+	th.landed(sent, true)
+	th.observe(&http.Response{StatusCode: http.StatusOK}, sent, busy)
+	release()
+	th.grow(time.Now())
 	if want := 32 * rate.Limit(fastGrowth); math.Abs(float64(th.pace-want)) > 0.01 {
-		t.Errorf("after a request at 32 per second was accepted, the pace is %v, want %v", th.pace, want)
+		t.Errorf("after a request at 32 per second was accepted, following an accepted one, the pace is %v, want %v", th.pace, want)
 	}
 }
 

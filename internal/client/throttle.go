@@ -80,7 +80,8 @@ type throttle struct {
 	lastSent    time.Time       // when the request sent last was let go
 	spacedFrom  time.Time       // when it went on the wire, or was let go until then
 	wireAt      time.Time       // when it went on the wire; zero until it has
-	atPace      bool            // it was due an interval of the pace after the one before went on the wire
+	atPace      bool            // it was due an interval of the pace after the one before went on the wire, and that one was not refused
+	refusedLast bool            // the request sent last was answered 429
 	unwritten   bool            // it has not gone on the wire yet, nor failed
 	quickest    time.Duration   // how long an answer takes, from the wire, at the quickest of late
 	refusedTook []time.Duration // how long the last 429s took, up to refusedHistory (answeredLate)
@@ -212,9 +213,12 @@ func (t *throttle) acquire(ctx context.Context) (release func(), sent time.Time,
 	}
 	t.mu.Lock()
 	sent = time.Now()
-	t.atPace = waited && t.pace != rate.Inf && !t.wireAt.IsZero() &&
+	// A bucket of one counts from the last request it took: one that
+	// follows a refused request by an interval follows that one by more,
+	// and its being accepted says nothing of the pace.
+	t.atPace = waited && t.pace != rate.Inf && !t.wireAt.IsZero() && !t.refusedLast &&
 		float64(due.Sub(t.wireAt)) < atPaceWithin*float64(t.interval())
-	t.lastSent, t.spacedFrom, t.unwritten, t.answered = sent, sent, true, false
+	t.lastSent, t.spacedFrom, t.unwritten, t.answered, t.refusedLast = sent, sent, true, false, false
 	t.wireAt = time.Time{}
 	t.dueAt = time.Time{}
 	if waited {
@@ -414,7 +418,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	defer t.mu.Unlock()
 	t.accepted = trimBefore(t.accepted, now.Add(-measureWindow))
 	if !sent.Before(t.lastSent) {
-		t.answered = true
+		t.answered, t.refusedLast = true, rateLimited(resp)
 		t.wakeOne()
 		if !t.unwritten {
 			t.answeredLate(now, rateLimited(resp))
@@ -856,7 +860,9 @@ func (t *throttle) grow(now time.Time) {
 		// interval only if its rate is at least that pace, so the pace
 		// grows once the last request, due at it, was accepted. Not
 		// one due later, as when the one before was answered late
-		// (answeredLate): the bucket took it at a slower pace. Steps of
+		// (answeredLate): the bucket took it at a slower pace; nor one
+		// that followed a refused request, as the bucket counts from the
+		// one it took before that (atPace). Steps of
 		// time would hold less than a request each at the slow paces the
 		// climb starts from, and take a pace none was sent at for one the
 		// bucket accepted.
