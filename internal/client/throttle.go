@@ -495,7 +495,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		// of its rate by then: its climb starts from four times that (32
 		// a second by default), a step per request (grow). From twice
 		// that, a bucket of 50 a second lost some 80 ms to the climb,
-		// against some 15 ms now; one slower than the start refuses the
+		// against some 30 ms now; one slower than the start refuses the
 		// first request paced, and is halved (below), one 429 more.
 		span := throttleWindow
 		if len(t.accepted) > 0 {
