@@ -413,19 +413,19 @@ func (t *throttle) due() time.Time {
 //     a probe then be refused too, briefly, then longer, up to Retry-After,
 //     without learning a lower pace from it.
 func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
-	now := time.Now()
+	now, refused := time.Now(), rateLimited(resp)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.accepted = trimBefore(t.accepted, now.Add(-measureWindow))
 	if !sent.Before(t.lastSent) {
-		t.answered, t.refusedLast = true, rateLimited(resp)
+		t.answered, t.refusedLast = true, refused
 		t.wakeOne()
 		if !t.unwritten {
-			t.answeredLate(now, rateLimited(resp))
+			t.answeredLate(now, refused)
 		}
 	}
 
-	if !rateLimited(resp) {
+	if !refused {
 		t.accepted = append(t.accepted, now)
 		full := len(t.busyOK) == busyHistory
 		t.busyOK = appendBounded(t.busyOK, wireBusy{now, busy}, busyHistory)
