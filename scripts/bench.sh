@@ -39,6 +39,8 @@
 #      the worst limiter's median against the same targets, in the same
 #      two groups.
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
+#      BENCH_TRACES=dir keeps each limited plan's requests there, as the
+#      stand-in saw them (its -trace), one file per limiter and round.
 #  (d) refusing an oversized body: a list streamed past the 256 MiB limit
 #      with no Content-Length. Target: provider peak memory <= 1.5x the limit.
 set -euo pipefail
@@ -133,7 +135,14 @@ echo "== (b) 301 reads against limits of 50 (and 30) requests/s, or on requests 
 timed_plan() {
   local dir=$1 s
   shift
-  start_standin "$tmp" -generate 300 "$@"
+  local trace=()
+  if [ -n "${BENCH_TRACES:-}" ] && [ -n "${trace_name:-}" ]; then
+    # Each limited plan's requests, as the stand-in saw them: a rare slow
+    # plan, which a median hides, can then be read after the run.
+    mkdir -p "$BENCH_TRACES"
+    trace=(-trace "$BENCH_TRACES/$trace_name.txt")
+  fi
+  start_standin "$tmp" -generate 300 "${trace[@]}" "$@"
   s=$(now); rc=0
   "$terraform" -chdir="$dir" plan -input=false -no-color >"$tmp/plan.log" 2>&1 || rc=$?
   wall=$(echo "$(now) - $s" | bc)
@@ -223,8 +232,10 @@ while IFS='|' read -r name flags group bench; do
     # to back keep much the same phase, so each round starts at its own
     # fraction of a second, spread evenly.
     sleep "$(echo "scale=3; x = 1 - $(date +%N) / 1000000000 + ($r - 1) / $rounds; x - (x >= 1)" | bc)"
+    trace_name="$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')-$r"
     # shellcheck disable=SC2086
     timed_plan "$tmp/rate" $flags
+    trace_name=
     ratios+=("$(echo "scale=2; $wall / $ideal" | bc)")
     shares+=("$(echo "scale=1; 100 * $limited / $requests" | bc)")
     errs=$(grep -c '^Error' "$tmp/plan.log" || true)

@@ -95,7 +95,9 @@ func BenchmarkPacingSlowBuckets(b *testing.B) {
 
 // measurePacing takes reads through the limit in opts b.N times, and
 // reports the wall time against ideal and the share of requests answered
-// 429. PACING_TRACE=dir writes the requests of each run to dir/name.txt.
+// 429. PACING_TRACE=dir writes the requests of each run to a file of its
+// own there, dir/name-NNN.txt, numbered across the runs of the process, so
+// that -count keeps the trace of a rare slow run.
 func measurePacing(b *testing.B, name string, opts standin.Options, reads int, ideal time.Duration) {
 	b.Helper()
 	var wall time.Duration
@@ -103,7 +105,8 @@ func measurePacing(b *testing.B, name string, opts standin.Options, reads int, i
 	for range b.N {
 		opts := opts
 		if dir := os.Getenv("PACING_TRACE"); dir != "" {
-			f, err := os.Create(filepath.Join(dir, name+".txt"))
+			traceSeq++
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%03d.txt", name, traceSeq)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -155,6 +158,9 @@ func limitedIdeal(opts standin.Options, reads int) time.Duration {
 	}
 	return time.Duration(float64(reads)-atOnce) * each
 }
+
+// traceSeq numbers the runs of the process that PACING_TRACE writes.
+var traceSeq int
 
 type pacingRun struct {
 	wall              time.Duration
