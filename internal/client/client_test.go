@@ -641,7 +641,6 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		{"a bucket of one", 1, false, 0, 60 / rate.Limit(math.Sqrt(fastGrowth))},
 		{"a bucket of one, soon", 1, true, 0, 60 / rate.Limit(math.Sqrt(fastGrowth))},
 		{"a bucket of one, soon, with two others in flight", 1, true, 2, settle * 60},
-		{"a bucket of twenty", 20, false, 0, settle * 60 / fastGrowth},
 		{"a bucket of twenty, soon", 20, true, 0, earlyCut * 60},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
@@ -657,6 +656,64 @@ func TestThrottle_aRefusedClimbFallsBackBetweenTheStepsOnlyForASmallBucket(t *te
 		th.observe(refusedRoundingUp, time.Now(), tc.busy)
 		if got := th.pace; math.Abs(float64(got-tc.want)) > 0.01 {
 			t.Errorf("%s: after a climb refused at 60/s the pace is %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A larger bucket, refused at the top of the first climb, has its rate
+// taken from what it accepted since its first 429 and what it wasted while
+// full, as the climb started below its rate, whatever the step before,
+// which its burst may have carried. What it wasted is found with the burst
+// taken as what it accepted before the first 429, no less than its own, so
+// its rate is never overstated. Each case offers a bucket what the climb
+// sends (fastGrowth every half step) until it refuses one.
+func TestThrottle_aRefusedClimbTakesABucketsRateFromWhatItRefilled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		rate  rate.Limit
+		burst int
+		from  rate.Limit // where the climb starts
+	}{
+		{"a bucket of ten at 50, from 20", 50, 10, 20},
+		{"a bucket of ten at 50, from 35", 50, 10, 35},
+		{"a bucket of five at 50, from 10", 50, 5, 10},
+		{"a bucket of fifty at 50, from 35", 50, 50, 35},
+		{"a bucket of ten at 30, from 10", 30, 10, 10},
+	} {
+		bucket := rate.NewLimiter(tc.rate, tc.burst)
+		base := time.Unix(0, 0)
+		var accepted []time.Time
+		at := base
+		for bucket.AllowN(at, 1) { // the burst, at once
+			accepted = append(accepted, at)
+			at = at.Add(time.Millisecond)
+		}
+		first, pace := at, tc.from
+		for step := first; ; {
+			at = at.Add(time.Duration(float64(time.Second) / float64(pace)))
+			if at.Sub(step) >= growthStep/2 {
+				step, pace = at, pace*fastGrowth
+			}
+			if !bucket.AllowN(at, 1) {
+				break
+			}
+			accepted = append(accepted, at)
+		}
+		// The same times, ending now, when the climb's refusal is answered.
+		th := newThrottle(8, 0, 30*time.Second)
+		shift := time.Until(at)
+		for _, a := range accepted {
+			th.accepted = append(th.accepted, a.Add(-shift))
+		}
+		th.firstBurst = countAfter(accepted, first.Add(-throttleWindow)) - countAfter(accepted, first.Add(-time.Nanosecond))
+		th.lastCut, th.firstEvent, th.pace, th.sinceCut = first.Add(-shift), first.Add(-shift), pace, 5
+		th.observe(refusedRoundingUp, time.Now(), 0)
+		if th.known < 0.9*tc.rate || th.known > 1.02*tc.rate {
+			t.Errorf("%s: refused at %.0f a second, the rate is taken for %.1f, want %.0f, or up to a tenth less", tc.name, pace, th.known, tc.rate)
+		}
+		if got, want := th.pace, settle*th.known; math.Abs(float64(got-want)) > 0.01 {
+			t.Errorf("%s: the pace is %v, want %v", tc.name, got, want)
 		}
 	}
 }

@@ -109,6 +109,7 @@ type throttle struct {
 	otherwise   time.Time   // when the window reopens if the guess is wrong
 	spent       [3]int      // by kind, what the window accepted when last found spent
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
+	firstBurst  int         // the requests accepted in the second before the first 429: at least a bucket's burst (refilled)
 	lo, hi      rate.Limit  // while a small bucket's rate is narrowed down: the pace it held, and the one it refused; 0 after
 	accepted    []time.Time // times of accepted requests within measureWindow
 	letGo       []time.Time // when the requests let go within measureWindow were, but for those refused (a window's places, due)
@@ -504,6 +505,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 		accepted := countAfter(t.accepted, now.Add(-throttleWindow))
 		measured := rate.Limit(float64(accepted) / span.Seconds())
 		next = max(firstCut*measured, rate.Limit(cap(t.slots)))
+		t.firstBurst = accepted
 		t.smallBucket = accepted <= 2
 		// Only a bucket of one: one of two, or a window of two, accepts
 		// a request closer to the one before than its rate allows. Not
@@ -602,16 +604,23 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			t.pausedUntil = later(t.pausedUntil, t.reopening(now, wait, ok))
 			measured = max(measured, rate.Limit(t.spent[t.guessedKind()]))
 		} else if t.known == 0 || pace < settle*t.known {
-			// Refused while climbing quickly: the step before this one
-			// was accepted, and while the pace climbed, a bucket that
-			// was full wasted what the accepted count misses. A bucket of
-			// one or two refuses a step above its rate almost at once,
-			// so its rate lies between the two steps, and is narrowed
-			// down by trying the pace between them (narrow); a larger one
-			// may have accepted the step before on its burst alone.
-			measured = max(measured, pace/fastGrowth)
+			// Refused while climbing quickly. A bucket of one or two
+			// refuses a step above its rate almost at once, so its rate
+			// lies between the two steps, and is narrowed down by trying
+			// the pace between them (narrow). A larger one may have
+			// accepted the step before on its burst alone: its rate is
+			// what it accepted since it was last empty, and what it
+			// wasted while full, if the pace climbed from below its rate
+			// (refilled), and no more than the pace it refused. Taken for
+			// the step before instead, a bucket of ten at 50 a second was
+			// paced at 75 to 130, refused again within minInterval two to
+			// four times, and cut each time (earlyCut) to anywhere from
+			// 0.9x to 1x its rate, by where the cuts fell.
 			if t.smallBucket {
+				measured = max(measured, pace/fastGrowth)
 				t.lo, t.hi = measured, pace
+			} else {
+				measured = min(max(measured, t.refilled(from, now)), pace)
 			}
 		} else if t.smallBucket {
 			// A bucket of one or two refuses two requests that scheduling
@@ -639,6 +648,38 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	if wait > roundingPause && wait <= t.maxWait {
 		t.pausedUntil = later(t.pausedUntil, now.Add(wait))
 	}
+}
+
+// refilled is the rate of a token bucket empty at from and again at now:
+// the requests it accepted in between (answered then: t.accepted), and what
+// it wasted, as it refilled past its burst while the pace was below its
+// rate. That depends on the rate, so it is found as the least rate that
+// accounts for itself, from the one measured up. The burst is taken as
+// what was accepted before the first 429 (firstBurst): no less than the
+// burst, as the bucket also refilled meanwhile, so the waste found is no
+// more than the bucket's, nor the rate.
+func (t *throttle) refilled(from, now time.Time) rate.Limit {
+	ts := t.accepted[len(t.accepted)-countAfter(t.accepted, from):]
+	span := now.Sub(from).Seconds()
+	burst := float64(max(t.firstBurst, 1))
+	r := float64(len(ts)) / span
+	for range 16 {
+		level, wasted, at := 0.0, 0.0, from
+		for _, ti := range ts {
+			level += r * ti.Sub(at).Seconds()
+			if level > burst {
+				wasted += level - burst
+				level = burst
+			}
+			level, at = max(level-1, 0), ti
+		}
+		next := (float64(len(ts)) + wasted) / span
+		if next < 1.001*r {
+			break
+		}
+		r = next
+	}
+	return rate.Limit(r)
 }
 
 // oneAtATime tells whether the service took the requests it accepted in
