@@ -1134,28 +1134,38 @@ func TestThrottle_countsTheOthersOnTheWire(t *testing.T) {
 }
 
 // Around the rate it last accepted, the pace is probed upwards after a
-// quiet spell; a small bucket, whose rate was narrowed down to within a
-// few percent, waits longer, as each time a probe finds the rate again a
-// request waits out a Retry-After.
-func TestThrottle_aSmallBucketWaitsLongerBeforeProbing(t *testing.T) {
+// quiet spell. A bucket's measured rate is approached after the short one,
+// up to just under it (heldMargin), and probed past only after four times
+// as long, as each time a probe finds it again a request waits out a
+// Retry-After; so is a small bucket's. One guessed by an early cut is
+// probed after the short quiet.
+func TestThrottle_probesPastAMeasuredRateAfterALongerQuiet(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		small bool
-		quiet time.Duration
-		grows bool
+		small, cutEarly bool
+		quiet           time.Duration
+		from, upTo      rate.Limit // the pace, against the rate last accepted, 50, and after a step, at most
+		grows           bool
 	}{
-		{false, 3 * time.Second, true},
-		{true, 3 * time.Second, false},
-		{true, 9 * time.Second, true},
+		{false, false, time.Second, settle * 50, settle * 50, false},
+		{false, false, 3 * time.Second, settle * 50, heldMargin * 50, true},
+		{false, false, 3 * time.Second, heldMargin * 50, heldMargin * 50, false},
+		{false, false, 9 * time.Second, heldMargin * 50, 51, true},
+		{false, true, time.Second, settle * 50, settle * 50, false},
+		{false, true, 3 * time.Second, settle * 50, 50, true},
+		{true, false, 3 * time.Second, heldMargin * 50, heldMargin * 50, false},
+		{true, false, 9 * time.Second, heldMargin * 50, 51, true},
+		{true, true, 3 * time.Second, heldMargin * 50, heldMargin * 50, false},
 	} {
 		th := newThrottle(8, 0, 30*time.Second)
 		now := time.Now()
-		th.smallBucket, th.known, th.lastCut = tc.small, 50, now.Add(-tc.quiet)
-		th.setLimit(settle*50, now.Add(-growthStep))
+		th.smallBucket, th.cutEarly, th.known, th.lastCut = tc.small, tc.cutEarly, 50, now.Add(-tc.quiet)
+		th.setLimit(tc.from, now.Add(-growthStep))
 		th.sent = 10
 		th.grow(now)
-		if grew := th.pace > settle*50; grew != tc.grows {
-			t.Errorf("small bucket %v, %v after the last 429: pace %v, grown %v, want %v", tc.small, tc.quiet, th.pace, grew, tc.grows)
+		if grew := th.pace > tc.from; grew != tc.grows || th.pace > tc.upTo+1e-9 {
+			t.Errorf("small bucket %v, cut early %v, %v after the last 429, at %.2f: pace %.3f, want it grown %v, to %.2f at most",
+				tc.small, tc.cutEarly, tc.quiet, tc.from, th.pace, tc.grows, tc.upTo)
 		}
 	}
 }

@@ -110,6 +110,7 @@ type throttle struct {
 	spent       [3]int      // by kind, what the window accepted when last found spent
 	known       rate.Limit  // the rate accepted between the last two events; 0 before
 	firstBurst  int         // the requests accepted in the second before the first 429: at least a bucket's burst (refilled)
+	cutEarly    bool        // known was guessed by an early cut, not measured: probed past sooner (grow)
 	lo, hi      rate.Limit  // while a small bucket's rate is narrowed down: the pace it held, and the one it refused; 0 after
 	accepted    []time.Time // times of accepted requests within measureWindow
 	letGo       []time.Time // when the requests let go within measureWindow were, but for those refused (a window's places, due)
@@ -541,7 +542,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 	case now.Sub(t.lastCut) < minInterval && t.sinceCut > 0:
 		// Too soon to measure anything, but the pace just set is still
 		// too fast: lower it a step, and go on measuring from the event.
-		t.known = pace * earlyCut / settle
+		t.known, t.cutEarly = pace*earlyCut/settle, true
 		t.setLimit(pace*earlyCut, now)
 		return
 	case t.smallBucket && t.known == 0 && t.sinceCut == 0 && !t.windowed && pace > 1 && len(t.accepted) > 0 && busy <= 1:
@@ -639,7 +640,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			next = t.narrowed()
 		}
 	}
-	t.lastCut, t.sinceCut = now, 0
+	t.lastCut, t.sinceCut, t.cutEarly = now, 0, false
 	t.setLimit(min(next, t.ceiling), now)
 	// The refused request waits out Retry-After itself (backoff); the
 	// others are held back too for a pause longer than a rounding. A pause
@@ -924,13 +925,23 @@ func (t *throttle) grow(now time.Time) {
 	if t.known > 0 && limit >= settle*t.known {
 		// Around the rate last accepted, probe gently, then less so the
 		// longer the service keeps accepting: its limit may have risen, or
-		// the last measure fallen short of it. A small bucket's rate was
-		// narrowed down to within a few percent, and a window's count is
-		// what it accepted (below): each time a probe finds either again,
-		// a request waits out a Retry-After, so wait longer.
-		wait := quietBeforeProbing
-		if t.smallBucket || t.kind != unknownWindow {
-			wait *= 4
+		// the last measure fallen short of it. A rate measured (what a
+		// bucket refilled between two 429s, a small bucket's narrowed
+		// down, a window's count) is within a few percent, and each time
+		// a probe finds it again, a request waits out a Retry-After, in a
+		// plan's last second its end: a bucket's pace grows after the
+		// short quiet only to just under its rate (heldMargin), as a small
+		// bucket's is held, and past that after four times the quiet, as
+		// a small bucket's and a window's are. Probed after the short
+		// quiet alone, a bucket of ten at 50 a second refused again in
+		// one plan in three or four, some 5 s into a plan of 6. A rate
+		// guessed by an early cut is not measured: probed after the short
+		// quiet.
+		bucket := !t.smallBucket && t.kind == unknownWindow
+		below := !t.cutEarly && limit < heldMargin*t.known // and grows up to that
+		wait := 4 * quietBeforeProbing
+		if bucket && (t.cutEarly || below) {
+			wait = quietBeforeProbing
 		}
 		quiet := now.Sub(t.lastCut) - wait
 		if quiet < 0 {
@@ -944,6 +955,9 @@ func (t *throttle) grow(now time.Time) {
 			// request to it for good, as only a 429 changes it, and none
 			// comes while requests wait for places.
 			t.known = max(t.known, min(limit*factor, t.ceiling))
+		}
+		if bucket && below {
+			factor = min(factor, heldMargin*t.known/limit)
 		}
 	}
 	t.setLimit(min(limit*factor, t.ceiling), now)
