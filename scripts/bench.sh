@@ -38,9 +38,10 @@
 #      walkers that take reads as Terraform's do, 300 reads, three rounds;
 #      the worst limiter's median against the same targets, in the same
 #      two groups.
+#      BENCH_TRACES=dir keeps each limited plan of (b) there, as the
+#      stand-in saw its requests (its -trace), one file per limiter and
+#      round; PACING_TRACE=dir does as much for (b2).
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
-#      BENCH_TRACES=dir keeps each limited plan's requests there, as the
-#      stand-in saw them (its -trace), one file per limiter and round.
 #  (d) refusing an oversized body: a list streamed past the 256 MiB limit
 #      with no Content-Length. Target: provider peak memory <= 1.5x the limit.
 set -euo pipefail
