@@ -682,14 +682,13 @@ func TestThrottle_aRefusedClimbTakesABucketsRateFromWhatItRefilled(t *testing.T)
 		{"a bucket of ten at 30, from 10", 30, 10, 10},
 	} {
 		bucket := rate.NewLimiter(tc.rate, tc.burst)
-		base := time.Unix(0, 0)
 		var accepted []time.Time
-		at := base
+		at := time.Unix(0, 0)
 		for bucket.AllowN(at, 1) { // the burst, at once
 			accepted = append(accepted, at)
 			at = at.Add(time.Millisecond)
 		}
-		first, pace := at, tc.from
+		first, firstBurst, pace := at, len(accepted), tc.from
 		for step := first; ; {
 			at = at.Add(time.Duration(float64(time.Second) / float64(pace)))
 			if at.Sub(step) >= growthStep/2 {
@@ -706,7 +705,7 @@ func TestThrottle_aRefusedClimbTakesABucketsRateFromWhatItRefilled(t *testing.T)
 		for _, a := range accepted {
 			th.accepted = append(th.accepted, a.Add(-shift))
 		}
-		th.firstBurst = countAfter(accepted, first.Add(-throttleWindow)) - countAfter(accepted, first.Add(-time.Nanosecond))
+		th.firstBurst = firstBurst
 		th.lastCut, th.firstEvent, th.pace, th.sinceCut = first.Add(-shift), first.Add(-shift), pace, 5
 		th.observe(refusedRoundingUp, time.Now(), 0)
 		if th.known < 0.9*tc.rate || th.known > 1.02*tc.rate {

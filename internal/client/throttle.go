@@ -621,7 +621,7 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 				measured = max(measured, pace/fastGrowth)
 				t.lo, t.hi = measured, pace
 			} else {
-				measured = min(max(measured, t.refilled(from, now)), pace)
+				measured = min(t.refilled(from, now), pace)
 			}
 		} else if t.smallBucket {
 			// A bucket of one or two refuses two requests that scheduling
@@ -655,12 +655,13 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 // the requests it accepted in between (answered then: t.accepted), and what
 // it wasted, as it refilled past its burst while the pace was below its
 // rate. That depends on the rate, so it is found as the least rate that
-// accounts for itself, from the one measured up. The burst is taken as
-// what was accepted before the first 429 (firstBurst): no less than the
-// burst, as the bucket also refilled meanwhile, so the waste found is no
-// more than the bucket's, nor the rate.
+// accounts for itself, from the one measured (accepted over the span) up:
+// never less than that. The burst is taken as what was accepted before the
+// first 429 (firstBurst): no less than the burst, as the bucket also
+// refilled meanwhile, so the waste found is no more than the bucket's, nor
+// the rate.
 func (t *throttle) refilled(from, now time.Time) rate.Limit {
-	ts := t.accepted[len(t.accepted)-countAfter(t.accepted, from):]
+	ts := timesAfter(t.accepted, from)
 	span := now.Sub(from).Seconds()
 	burst := float64(max(t.firstBurst, 1))
 	r := float64(len(ts)) / span
@@ -689,7 +690,7 @@ func (t *throttle) refilled(from, now time.Time) rate.Limit {
 // followed the last. A bucket of two, or a window, accepts two in a row as
 // closely as it then refuses the third.
 func (t *throttle) oneAtATime(now time.Time) bool {
-	ts := t.accepted[len(t.accepted)-countAfter(t.accepted, now.Add(-throttleWindow)):]
+	ts := timesAfter(t.accepted, now.Add(-throttleWindow))
 	if len(ts) == 0 {
 		return true
 	}
@@ -1042,6 +1043,11 @@ func (t *throttle) setLimit(l rate.Limit, now time.Time) {
 // countAfter counts the times after from in the sorted slice ts.
 func countAfter(ts []time.Time, from time.Time) int {
 	return len(ts) - sort.Search(len(ts), func(i int) bool { return ts[i].After(from) })
+}
+
+// timesAfter is the end of the sorted slice ts after from.
+func timesAfter(ts []time.Time, from time.Time) []time.Time {
+	return ts[len(ts)-countAfter(ts, from):]
 }
 
 // trimBefore drops the times before cutoff from the sorted slice ts. It
