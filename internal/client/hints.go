@@ -142,8 +142,18 @@ const maxHintDepth = 3
 // (the records are in one), at most maxHintDepth levels deep.
 func (h *hints) readBodyHints(obj []byte, depth int) {
 	var groups [][]byte
+	// A number under "items" is a total only beside a page count, as
+	// json-server's {"items": 250, "pages": 25, "data": […]}: elsewhere it
+	// may be anything.
+	var items []byte
+	pagesHere := false
 	eachField(obj, func(lit, value []byte) bool {
 		name := unquote(lit)
+		if n := normaliseName(name); n == "items" {
+			items = value
+		} else if r := bodyRule(name); r != nil && r.kind == hintPages {
+			pagesHere = true
+		}
 		switch firstByte(value) {
 		case '[':
 			return true
@@ -164,6 +174,9 @@ func (h *hints) readBodyHints(obj []byte, depth int) {
 		}
 		return true
 	})
+	if pagesHere && items != nil {
+		setIntOnce(&h.total, items)
+	}
 	for _, g := range groups {
 		h.readBodyHints(g, depth+1)
 	}

@@ -33,11 +33,12 @@ type List struct {
 // List.Incomplete rather than as its error: the provider decides whether a
 // partial list is acceptable.
 type IncompleteError struct {
-	Have    int    // profiles read
-	Pages   int    // pages read
-	Claimed string // what the service claimed, in words ("42 profiles", "more (has_more)")
-	Reason  string // why paging stopped, in words
-	URL     string // the last page requested, query values elided
+	Have     int    // profiles read
+	Pages    int    // pages read
+	Claimed  string // what the service claimed, in words ("42 profiles", "more (has_more)")
+	Reason   string // why paging stopped, in words
+	URL      string // the last page requested
+	Requests int    // requests sent for the list, retries included
 }
 
 // ErrIncomplete is the kind of every *IncompleteError.
@@ -48,22 +49,6 @@ func (e *IncompleteError) Error() string {
 }
 
 func (e *IncompleteError) Unwrap() error { return ErrIncomplete }
-
-// PagingConfig describes a service whose paging fits no convention. With it
-// set, the client follows exactly what it says and guesses nothing.
-type PagingConfig struct {
-	// NextFrom is where each response holds the next page's cursor or
-	// address: a dot-separated path in the JSON body ("meta.next_cursor"),
-	// or "header:<Name>".
-	NextFrom string
-	// NextParam is the request parameter that carries a cursor; a value that
-	// is an address is requested as it is.
-	NextParam string
-	// PageSizeParam and PageSize, when set, are sent with every request
-	// built by the client.
-	PageSizeParam string
-	PageSize      int
-}
 
 // maxEmptyPages is how many empty pages in a row are taken as "not the end
 // yet" (filtered scans answer empty pages that still say there is more)
@@ -149,16 +134,49 @@ type pager struct {
 	index     map[string]int  // profile_key -> index in list.Profiles
 	requested map[string]bool // addresses already requested
 	pages     int
+	requests  int // requests sent, retries included
+	received  int // records received, repeats included: the next offset
 	emptyRun  int
 	pageBase  int   // what the service numbers its first page: 0 or 1
 	retained  int64 // bytes of the bodies the kept records hold on to
 	dupes     int
 	conflicts []string // keys sent again with a different record
+	pastEnd   bool     // the page being read was requested past the end the service claimed
+}
+
+// Every page is checked against what the service claims of the whole list,
+// whatever finds the next page (a convention, or the user's paging setting):
+//
+//   - a claim of more (a total larger than what arrived, has_more, a page
+//     count not reached, a page not marked last) with no next page found is
+//     an incomplete list;
+//   - once the claimed end is reached (the total, the last page), no page
+//     is counted on (page numbers, offsets): paging ends there;
+//   - a next address the service itself gives past its claimed end is
+//     followed once, to see that it holds nothing new: a page past the end
+//     that is empty or repeats ends the list, one that brings new profiles
+//     is a service contradicting its own total, which fails loudly;
+//   - a page that brings nothing new before the claimed end has stalled.
+
+// nextPage is what a finder found on one page.
+type nextPage struct {
+	url *url.URL // nil: none found
+	// counted is set when the client made the address up (a page number or
+	// offset counted on), rather than the service giving it.
+	counted bool
+	// why, when url is nil, says why no next page was found, for when the
+	// page claims more. claim is set when more is likely whatever the page
+	// claims (a full page and no way on), and says what that amounts to.
+	why, claim string
 }
 
 // run reads pages until the end, or until the list may be short, and then
 // says why.
 func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
+	finder := p.conventionalNext
+	if p.c.cfg.Paging != nil {
+		finder = p.describedNext
+	}
 	u := p.c.firstListURL()
 	for {
 		p.requested[u.String()] = true
@@ -167,6 +185,7 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 		if getErr != nil {
 			return nil, getErr
 		}
+		p.requests += resp.attempts
 		page, decodeErr := decodeListPage(resp.body)
 		if decodeErr != nil {
 			return nil, p.c.shapeError(u, resp, decodeErr)
@@ -175,158 +194,168 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 		if tooLarge != nil {
 			return nil, &RequestError{Kind: ErrBodyTooLarge, Method: http.MethodGet, URL: p.c.display(u), Cause: tooLarge}
 		}
+		p.received += len(page.profiles)
 
-		var next *url.URL
-		var claim string
-		var stop *IncompleteError
+		h := page.hints
+		h.readHeaderHints(resp.header)
 		if p.c.cfg.Paging != nil {
-			next, claim, stop = p.describedNext(resp)
-		} else {
-			next, claim, stop = p.conventionalNext(resp, page)
+			p.c.cfg.Paging.readTotal(&h, resp)
+		}
+		cl := p.claims(h, p.pageIndex(h))
+		next := finder(resp, page, h, cl)
+
+		if p.pastEnd {
+			if fresh == 0 {
+				return nil, nil // empty, or a repeat: the end the service claimed
+			}
+			return p.incomplete(u, cl.orTotal(h), fmt.Sprintf(
+				"page %d, past the end the service claimed, still brought %d new profile(s): the service answers past its own total, "+
+					"so the provider cannot tell where the list ends (%d requests made)", p.pages, fresh, p.requests)), nil
 		}
 		switch {
-		case stop != nil:
+		case cl.lastButMore:
+			return p.incomplete(u, cl.text, "the service marked this page as the last"), nil
 		case p.pages > 1 && len(page.profiles) > 0 && fresh == 0:
-			stop = p.incomplete(u, claim, fmt.Sprintf(
-				"page %d brought no profile_key that earlier pages had not (the service ignored the page or cursor parameter, or repeated a page), so paging had stalled", p.pages))
-		case len(page.profiles) == 0 && next != nil && p.emptyRun >= maxEmptyPages:
-			stop = p.incomplete(u, claim, fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1))
-		case next == nil:
+			if cl.end {
+				return nil, nil // a page past the claimed end repeats: the end
+			}
+			return p.incomplete(u, cl.orFurther(), fmt.Sprintf(
+				"page %d brought no profile_key that earlier pages had not (the service ignored the page or cursor parameter, or repeated a page), so paging had stalled", p.pages)), nil
+		case next.url == nil && (cl.text != "" || next.claim != ""):
+			claim, why := cl.text, next.why
+			if claim == "" {
+				claim = next.claim
+			}
+			if why == "" {
+				why = "the response gave no way to reach more that the provider understands"
+			}
+			return p.incomplete(u, claim, why), nil
+		case next.url == nil, cl.end && next.counted:
 			return nil, nil
-		case !sameOrigin(p.c.base, next):
-			stop = p.incomplete(u, claim, fmt.Sprintf(
-				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", redactedOrigin(next)))
-		case p.requested[next.String()]:
-			stop = p.incomplete(u, claim, "the next page's address had been requested already (a paging loop)")
+		case len(page.profiles) == 0 && p.emptyRun >= maxEmptyPages:
+			return p.incomplete(u, cl.orFurther(), fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1)), nil
+		case !sameOrigin(p.c.base, next.url):
+			return p.incomplete(u, cl.orFurther(), fmt.Sprintf(
+				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", redactedOrigin(next.url))), nil
+		case p.requested[next.url.String()]:
+			return p.incomplete(u, cl.orFurther(), "the next page's address had been requested already (a paging loop)"), nil
 		case p.pages >= p.c.cfg.MaxPages:
-			stop = p.incomplete(u, claim, fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages))
-		}
-		if stop != nil {
-			return stop, nil
+			return p.incomplete(u, cl.orFurther(), fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages)), nil
 		}
 		if len(page.profiles) == 0 {
 			p.emptyRun++
 		} else {
 			p.emptyRun = 0
 		}
-		u = next
+		p.pastEnd = cl.end
+		u = next.url
 	}
 }
 
-// noClaim is what a page claims of what follows when it says nothing but
-// where the next page is.
-const noClaim = "a further page"
+// claims is what one page says of the whole list.
+type claims struct {
+	text        string // the more the page claimed, in words; "" when none
+	end         bool   // the page is at the end the service claimed: its total, its last page
+	lastButMore bool   // marked last, while a total or page count claims more
+}
 
-// conventionalNext finds the next page by the conventions of hints.go. It
-// returns the next address (nil at the end), what the page claimed of what
-// follows, and why the list may be short, if it may.
-func (p *pager) conventionalNext(resp *response, page listPage) (*url.URL, string, *IncompleteError) {
-	h := page.hints
-	h.readHeaderHints(resp.header)
+// orFurther is the claim, or that there was a further page.
+func (c claims) orFurther() string {
+	if c.text == "" {
+		return "a further page"
+	}
+	return c.text
+}
+
+// orTotal is the claim, or the total the page named.
+func (c claims) orTotal(h hints) string {
+	if c.text == "" && h.total != nil {
+		return fmt.Sprintf("%d profiles", *h.total)
+	}
+	return c.orFurther()
+}
+
+// claims reads a page's totals, counts and flags. index is the page's
+// position, counted from 1, when known.
+func (p *pager) claims(h hints, index *int) claims {
+	have := len(p.list.Profiles)
+	var c claims
+	switch {
+	case h.total != nil && *h.total > have:
+		c.text = fmt.Sprintf("%d profiles", *h.total)
+	case h.hasMore != nil && *h.hasMore:
+		c.text = "more profiles (has_more)"
+	case index != nil && h.pages != nil && *index < *h.pages:
+		c.text = fmt.Sprintf("%d pages, of which this was page %d", *h.pages, *index)
+	case h.isLast != nil && !*h.isLast:
+		c.text = "more pages (this page is not the last)"
+	}
+	markedLast := h.hasMore != nil && !*h.hasMore || h.isLast != nil && *h.isLast
+	c.lastButMore = markedLast && c.text != ""
+	c.end = c.text == "" && (h.total != nil || index != nil && h.pages != nil || markedLast)
+	return c
+}
+
+// pageIndex is the page's position counted from 1, when the service numbers
+// its pages or the paging setting counts them; whether a service counts
+// from 0 or from 1 is read from its first page's own number.
+func (p *pager) pageIndex(h hints) *int {
+	if pc := p.c.cfg.Paging; pc != nil && pc.PageParam != "" {
+		return &p.pages
+	}
+	if h.page == nil {
+		return nil
+	}
+	if p.pages == 1 {
+		p.pageBase = min(*h.page, 1)
+	}
+	i := *h.page - p.pageBase + 1
+	return &i
+}
+
+// conventionalNext finds the next page by the conventions of hints.go.
+func (p *pager) conventionalNext(resp *response, page listPage, h hints, cl claims) nextPage {
 	if link := linkNext(resp.header); link != "" {
 		h.nextURL = link // the Link header wins over the body
 	}
-	n, have := len(page.profiles), len(p.list.Profiles)
-	if p.pages == 1 && h.page != nil {
-		// Whether pages are counted from 0 or from 1 is read from the first
-		// page's own number, not assumed.
-		p.pageBase = min(*h.page, 1)
+	n := len(page.profiles)
+	if h.hasMore != nil && !*h.hasMore || h.isLast != nil && *h.isLast {
+		return nextPage{}
 	}
-
-	claim := ""
-	switch {
-	case h.total != nil && *h.total > have:
-		claim = fmt.Sprintf("%d profiles", *h.total)
-	case h.hasMore != nil && *h.hasMore:
-		claim = "more profiles (has_more)"
-	case h.page != nil && h.pages != nil && *h.page-p.pageBase+1 < *h.pages:
-		claim = fmt.Sprintf("%d pages, of which this was page %d", *h.pages, *h.page-p.pageBase+1)
-	case h.isLast != nil && !*h.isLast:
-		claim = "more pages (this page is not the last)"
-	}
-	claimed := claim != ""
-	if !claimed {
-		claim = noClaim
-	}
-	if (h.hasMore != nil && !*h.hasMore) || (h.isLast != nil && *h.isLast) {
-		if claimed {
-			return nil, claim, p.incomplete(resp.url, claim, "the service marked this page as the last")
-		}
-		return nil, claim, nil
-	}
-
-	full := h.pageSize != nil && n > 0 && n >= *h.pageSize
-	more := claimed || full
+	// A full page is a sign of more only short of a claimed end.
+	full := h.pageSize != nil && n > 0 && n >= *h.pageSize && !cl.end
+	more := cl.text != "" || full
+	counted := func(u *url.URL) nextPage { return nextPage{url: u, counted: true} }
 	switch {
 	case h.nextURL != "":
-		return resolve(resp.url, h.nextURL), claim, nil
+		return nextPage{url: resolve(resp.url, h.nextURL)}
 	case h.cursor != "":
-		return withParam(resp.url, h.cursorParam, h.cursor), claim, nil
+		return nextPage{url: withParam(resp.url, h.cursorParam, h.cursor)}
 	case h.nextPage != nil:
-		return withParam(resp.url, "page", strconv.Itoa(*h.nextPage)), claim, nil
+		return nextPage{url: withParam(resp.url, "page", strconv.Itoa(*h.nextPage))}
 	case h.nextOffset != nil:
-		return withParam(resp.url, "offset", strconv.Itoa(*h.nextOffset)), claim, nil
+		return nextPage{url: withParam(resp.url, "offset", strconv.Itoa(*h.nextOffset))}
 	case h.page != nil && more && !h.explicitEnd:
-		return withParam(resp.url, "page", strconv.Itoa(*h.page+1)), claim, nil
+		return counted(withParam(resp.url, "page", strconv.Itoa(*h.page+1)))
 	case h.offset != nil && more && !h.explicitEnd:
-		return withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)), claim, nil
+		return counted(withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)))
 	case h.nextUnknown != "":
-		return nil, claim, p.incomplete(resp.url, claim, fmt.Sprintf(
-			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", h.nextUnknown))
+		return nextPage{why: fmt.Sprintf(
+			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", h.nextUnknown),
+			claim: "a further page"}
 	case h.hasMore != nil && *h.hasMore && n > 0:
 		// Stripe's convention: has_more with no link, continued after the
 		// last record of the page.
-		return withParam(resp.url, "starting_after", page.profiles[n-1].Key), claim, nil
-	case claimed:
-		return nil, claim, p.incomplete(resp.url, claim, "the response gave no way to reach more that the provider understands")
-	case full && !h.explicitEnd:
-		return nil, claim, p.incomplete(resp.url, fmt.Sprintf("a full page of %d", *h.pageSize),
-			"the response gave no way to reach the next page that the provider understands; describe the service's paging with the provider's paging setting")
+		return counted(withParam(resp.url, "starting_after", page.profiles[n-1].Key))
+	case full && !h.explicitEnd && cl.text == "":
+		return nextPage{claim: fmt.Sprintf("a full page of %d", *h.pageSize),
+			why: "the response gave no way to reach the next page that the provider understands; describe the service's paging with the provider's paging setting"}
 	}
-	return nil, claim, nil
-}
-
-// describedNext follows the provider's paging setting and nothing else.
-func (p *pager) describedNext(resp *response) (*url.URL, string, *IncompleteError) {
-	cfg := p.c.cfg.Paging
-	v := describedValue(cfg.NextFrom, resp)
-	switch {
-	case v == "":
-		return nil, noClaim, nil
-	case isLink(v):
-		return resolve(resp.url, v), noClaim, nil
-	case cfg.NextParam == "":
-		claim := "more pages (" + cfg.NextFrom + " is set)"
-		return nil, claim, p.incomplete(resp.url, claim,
-			"its value is not an address, and paging.next_param does not name the request parameter to send it in")
-	}
-	return withParam(resp.url, cfg.NextParam, v), noClaim, nil
-}
-
-// describedValue reads the value at a paging.next_from location: a header,
-// or a dot-separated path of object fields in the body. A missing value,
-// null, false or "" means there is no next page.
-func describedValue(from string, resp *response) string {
-	if name, ok := strings.CutPrefix(from, "header:"); ok {
-		return strings.TrimSpace(resp.header.Get(name))
-	}
-	value := resp.body
-	for _, name := range strings.Split(from, ".") {
-		v, ok := field(value, name)
-		if !ok {
-			return ""
-		}
-		value = v
-	}
-	s, isString := scalarString(value)
-	if !isString && (s == "null" || s == "false" || firstByte(value) == '{' || firstByte(value) == '[') {
-		return ""
-	}
-	return s
+	return nextPage{}
 }
 
 func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError {
-	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.c.display(u)}
+	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.c.display(u), Requests: p.requests}
 }
 
 // keep adds the page's profiles not seen before and returns how many there
@@ -409,15 +438,6 @@ func quoteList(ss []string, limit int, quote func(string) string) string {
 		q = append(q, fmt.Sprintf("and %d more", len(ss)-limit))
 	}
 	return strings.Join(q, ", ")
-}
-
-// firstListURL is GET /browsers, with the page size of the paging setting.
-func (c *Client) firstListURL() *url.URL {
-	u := listURL(c.base)
-	if pc := c.cfg.Paging; pc != nil && pc.PageSizeParam != "" {
-		u = withParam(u, pc.PageSizeParam, strconv.Itoa(pc.PageSize))
-	}
-	return u
 }
 
 func resolve(base *url.URL, ref string) *url.URL {

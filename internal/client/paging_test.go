@@ -46,42 +46,57 @@ func keysOf(ps []Profile) []string {
 }
 
 // TestListProfiles_followsEveryPagingConvention reads 23 profiles in pages
-// of 5 from every convention the stand-in serves: all of them, once each,
-// byte for byte, sorted, in as many requests as there are pages (one more
-// where the service can only say it is done on an empty page).
+// of 5 from every convention the stand-in serves, and from every mode the
+// paging setting describes: all of them, once each, byte for byte, sorted,
+// in as many requests as there are pages (one more where the service can
+// only say it is done on an empty page).
 func TestListProfiles_followsEveryPagingConvention(t *testing.T) {
 	t.Parallel()
 	extraRequests := map[string]int64{"short_page": 0, "empty_middle": 1}
 	for name, mode := range standin.PagingModes {
-		if !mode.Complete {
-			continue
+		for _, described := range []bool{false, true} {
+			if !described && !mode.Complete || described && mode.Paging == nil {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/described=%v", name, described), func(t *testing.T) {
+				t.Parallel()
+				var tweak []func(*Config)
+				if described {
+					tweak = append(tweak, func(c *Config) { c.Paging = pagingConfig(mode.Paging, 5) })
+				}
+				c, s := standinClient(t, 23, standin.Options{Paging: name, PageSize: 5}, tweak...)
+				list, err := c.ListProfiles(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if list.Incomplete != nil || len(list.Warnings) != 0 {
+					t.Fatalf("incomplete: %v; warnings %q", list.Incomplete, list.Warnings)
+				}
+				wantRecords(t, list.Profiles, 23)
+				want := int64(5)
+				switch {
+				case !described && (name == "json_server" || name == "json_server_v1"):
+					want = 1 // the whole array, unasked for pages
+				case !described:
+					want += extraRequests[name]
+				}
+				if s.Requests.Load() != want {
+					t.Errorf("%d requests, want %d", s.Requests.Load(), want)
+				}
+			})
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			c, s := standinClient(t, 23, standin.Options{Paging: name, PageSize: 5}, describedPaging(name))
-			list, err := c.ListProfiles(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if list.Incomplete != nil || len(list.Warnings) != 0 {
-				t.Fatalf("incomplete: %v; warnings %q", list.Incomplete, list.Warnings)
-			}
-			wantRecords(t, list.Profiles, 23)
-			if want := 5 + extraRequests[name]; s.Requests.Load() != want {
-				t.Errorf("%d requests, want %d", s.Requests.Load(), want)
-			}
-		})
 	}
 }
 
-// describedPaging is the provider block's paging setting for the stand-in's
-// "described" mode, which no convention reaches.
-func describedPaging(mode string) func(*Config) {
-	return func(c *Config) {
-		if mode == "described" {
-			c.Paging = &PagingConfig{NextFrom: "meta.cursor.next", NextParam: "after", PageSizeParam: "limit", PageSize: 5}
-		}
+// pagingConfig is the stand-in's description of a mode as the client takes
+// it, with page size n where the mode takes one.
+func pagingConfig(attrs map[string]string, n int) *PagingConfig {
+	pc := &PagingConfig{NextFrom: attrs["next_from"], NextParam: attrs["next_param"], PageParam: attrs["page_param"],
+		FirstPage: 1, OffsetParam: attrs["offset_param"], PageSizeParam: attrs["page_size_param"], TotalFrom: attrs["total_from"]}
+	if pc.PageSizeParam != "" {
+		pc.PageSize = n
 	}
+	return pc
 }
 
 // wantRecords checks that ps are the n generated profiles, byte for byte.
@@ -125,6 +140,11 @@ func TestListProfiles_reportsEveryWayAListCanBeShort(t *testing.T) {
 		"empty_forever": {"more profiles (has_more)", "empty pages in a row"},
 		"opaque_next":   {"more profiles (has_more)", `"next" field holds a value that is neither an address nor a known cursor`},
 		"token_loop":    {"a further page", "brought no profile_key"},
+		// Without the paging setting that describes them:
+		"gologin":         {"12 profiles", "gave no way to reach more"},
+		"multilogin":      {"", "limit is required"},
+		"described":       {"", "limit is required"},
+		"past_total_link": {"12 profiles", "page 4, past the end the service claimed, still brought 5 new profile(s)"},
 	}
 	for name, mode := range standin.PagingModes {
 		if mode.Complete {
@@ -138,6 +158,14 @@ func TestListProfiles_reportsEveryWayAListCanBeShort(t *testing.T) {
 			}
 			c, s := standinClient(t, 12, standin.Options{Paging: name, PageSize: 5})
 			list, err := c.ListProfiles(context.Background())
+			if w.claimed == "" {
+				// The service refuses a request it was not told how to make.
+				var re *RequestError
+				if !errors.As(err, &re) || re.StatusCode != http.StatusBadRequest || !strings.Contains(re.Excerpt, w.reason) {
+					t.Fatalf("err %v", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +176,7 @@ func TestListProfiles_reportsEveryWayAListCanBeShort(t *testing.T) {
 			if !strings.Contains(inc.Claimed, w.claimed) || !strings.Contains(inc.Reason, w.reason) {
 				t.Errorf("claimed %q, reason %q", inc.Claimed, inc.Reason)
 			}
-			if inc.Have != len(list.Profiles) || inc.Have >= 12 && name != "total_lies" {
+			if inc.Have != len(list.Profiles) || inc.Have >= 12 && name != "total_lies" && name != "past_total_link" {
 				t.Errorf("Have %d, %d profiles", inc.Have, len(list.Profiles))
 			}
 			if s.Requests.Load() > 10 {
@@ -178,19 +206,6 @@ func TestListProfiles_pageLimit(t *testing.T) {
 	list, err := c.ListProfiles(context.Background())
 	if err != nil || len(list.Profiles) != 6 || list.Incomplete == nil || !strings.Contains(list.Incomplete.Reason, "limit of 3 pages") {
 		t.Errorf("%d profiles, incomplete %v, err %v", len(list.Profiles), list.Incomplete, err)
-	}
-}
-
-// A cursor value that is not an address, with no parameter to send it in:
-// the described setting cannot be followed, and says so.
-func TestListProfiles_describedCursorWithoutParameter(t *testing.T) {
-	t.Parallel()
-	c, _ := standinClient(t, 12, standin.Options{Paging: "described", PageSize: 5}, func(c *Config) {
-		c.Paging = &PagingConfig{NextFrom: "meta.cursor.next", PageSizeParam: "limit", PageSize: 5}
-	})
-	list, err := c.ListProfiles(context.Background())
-	if err != nil || list.Incomplete == nil || !strings.Contains(list.Incomplete.Reason, "next_param") {
-		t.Errorf("incomplete %v, err %v", list.Incomplete, err)
 	}
 }
 
@@ -497,5 +512,30 @@ func TestListProfiles_keysCollapsedByInvalidUTF8AreExplained(t *testing.T) {
 	}
 	if w := list.Warnings[0]; !strings.Contains(w, "twice with different records") || !strings.Contains(w, "invalid UTF-8") || strings.Contains(w, "overlapping") {
 		t.Errorf("warning %q", w)
+	}
+}
+
+// A page past the claimed end that repeats the last (a clamped page number)
+// or is empty ends the list: everything claimed has arrived.
+func TestListProfiles_aRepeatPastTheClaimedEndIsTheEnd(t *testing.T) {
+	t.Parallel()
+	for name, past := range map[string]string{"repeated": `[{"profile_key": "c"}]`, "empty": `[]`} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Query().Get("page") {
+				case "":
+					io.WriteString(w, `{"total": 3, "next": "?page=2", "data": [{"profile_key": "a"}, {"profile_key": "b"}]}`)
+				case "2":
+					io.WriteString(w, `{"total": 3, "next": "?page=3", "data": [{"profile_key": "c"}]}`)
+				default:
+					fmt.Fprintf(w, `{"total": 3, "next": "?page=4", "data": %s}`, past)
+				}
+			})
+			list, err := c.ListProfiles(context.Background())
+			if err != nil || list.Incomplete != nil || len(list.Profiles) != 3 {
+				t.Fatalf("%d profiles, err %v, incomplete %v", len(list.Profiles), err, list.Incomplete)
+			}
+		})
 	}
 }

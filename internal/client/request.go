@@ -24,10 +24,11 @@ const logSubsystem = "http"
 
 // response is one successful (2xx) answer whose body is JSON.
 type response struct {
-	status int
-	url    *url.URL
-	header http.Header
-	body   []byte
+	status   int
+	url      *url.URL
+	header   http.Header
+	body     []byte
+	attempts int // requests sent for it, retries included
 }
 
 // get sends one GET, with retries, and returns a 2xx JSON answer or a
@@ -166,7 +167,8 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	if !utf8.Valid(body) {
 		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
-	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body}, nil
+	n, _, _, _ := attempts.snapshot()
+	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body, attempts: n}, nil
 }
 
 // plainHTTPToTLSPort recognises the answers TLS servers give a plain HTTP

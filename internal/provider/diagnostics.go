@@ -133,9 +133,15 @@ func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *client.Incomp
 		return
 	}
 	b.WriteString("This is an error because profile_keys usually feeds for_each: on the next apply, every resource keyed by " +
-		"a missing profile would be destroyed.\n\n" +
-		"If the service pages in a way the provider does not recognise, describe it with the provider block's paging " +
-		"setting (next_from, next_param). If a partial list is acceptable here, set allow_incomplete_list = true in the " +
+		"a missing profile would be destroyed.\n\n")
+	if d.pagingSet {
+		b.WriteString("Check the provider block's paging setting against the service's paging: the setting says how to reach " +
+			"the next page, and the service's own totals, page counts and has_more are still checked.")
+	} else {
+		b.WriteString("If the service pages in a way the provider does not recognise, describe it with the provider block's paging " +
+			"setting (next_from, page_param or offset_param).")
+	}
+	b.WriteString(" If a partial list is acceptable here, set allow_incomplete_list = true in the " +
 		"provider block: the list is then returned, with this message as a warning.")
 	diags.AddError("The profile list is incomplete", b.String())
 }

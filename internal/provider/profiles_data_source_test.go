@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,28 +213,59 @@ func TestProfilesState_matchesTftypes(t *testing.T) {
 
 func TestAccProfilesDataSource_readsEveryPagingConvention(t *testing.T) {
 	for name, mode := range standin.PagingModes {
-		if !mode.Complete {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			root, _ := testStandin(t, standin.Options{Paging: name, PageSize: 4})
-			extra := []string{}
-			if name == "described" {
-				extra = append(extra, describedPaging)
+		for _, described := range []bool{false, true} {
+			if !described && !mode.Complete || described && mode.Paging == nil {
+				continue
 			}
-			expectState(t, devProvider(root, extra...)+`data "browserprofile_profiles" "all" {}`,
-				listsDevKeys, listsRecord(t, 3, "café-東京"))
-		})
+			t.Run(fmt.Sprintf("%s/described=%v", name, described), func(t *testing.T) {
+				root, _ := testStandin(t, standin.Options{Paging: name, PageSize: 4})
+				var extra []string
+				if described {
+					extra = append(extra, pagingSetting(mode.Paging, 4))
+				}
+				expectState(t, devProvider(root, extra...)+`data "browserprofile_profiles" "all" {}`,
+					listsDevKeys, listsRecord(t, 3, "café-東京"))
+			})
+		}
 	}
 }
 
-// describedPaging is the paging setting for the stand-in's "described" mode.
-const describedPaging = `paging = {
-    next_from       = "meta.cursor.next"
-    next_param      = "after"
-    page_size_param = "limit"
-    page_size       = 4
-  }`
+// pagingSetting writes the provider block's paging setting from attribute
+// values, with page size n where a page size parameter is named.
+func pagingSetting(attrs map[string]string, n int) string {
+	var b strings.Builder
+	b.WriteString("paging = {\n")
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		fmt.Fprintf(&b, "    %s = %q\n", name, attrs[name])
+	}
+	if attrs["page_size_param"] != "" {
+		fmt.Fprintf(&b, "    page_size = %d\n", n)
+	}
+	b.WriteString("  }")
+	return b.String()
+}
+
+// A described paging that ignores what the service claims fails as loudly
+// as a convention would, naming the setting that found nothing.
+func TestAccProfilesDataSource_describedPagingShortOfATotalIsAnError(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mode   string
+		paging map[string]string
+		want   string
+	}{
+		"Link that only _page brings": {"json_server", map[string]string{"next_from": "header:Link", "page_size_param": "_limit"},
+			`listed 4 profile(s) over 1 page(s), but it claimed 6 profiles. Paging stopped because paging.next_from ("header:Link") found nothing on page 1.`},
+		"mistyped next_from": {"json_server_v1", map[string]string{"next_from": "links.next", "page_size_param": "_per_page"},
+			`listed 4 profile(s) over 1 page(s), but it claimed 6 profiles. Paging stopped because paging.next_from ("links.next") found nothing on page 1.`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{Paging: tc.mode, PageSize: 4})
+			expectError(t, devProvider(root, pagingSetting(tc.paging, 4))+`data "browserprofile_profiles" "all" {}`,
+				words("The profile list is incomplete", tc.want, "Check the provider block's paging setting against the service's paging",
+					"set allow_incomplete_list = true in the provider block"))
+		})
+	}
+}
 
 func TestAccProfilesDataSource_readsPagesThroughFaults(t *testing.T) {
 	for name, opts := range map[string]standin.Options{

@@ -76,8 +76,12 @@ type BrowserProfileProviderModel struct {
 type pagingModel struct {
 	NextFrom      types.String `tfsdk:"next_from"`
 	NextParam     types.String `tfsdk:"next_param"`
+	PageParam     types.String `tfsdk:"page_param"`
+	FirstPage     types.Int64  `tfsdk:"first_page"`
+	OffsetParam   types.String `tfsdk:"offset_param"`
 	PageSizeParam types.String `tfsdk:"page_size_param"`
 	PageSize      types.Int64  `tfsdk:"page_size"`
+	TotalFrom     types.String `tfsdk:"total_from"`
 }
 
 // New returns a constructor for the provider, as providerserver expects.
@@ -177,9 +181,12 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 			},
 			"paging": schema.SingleNestedAttribute{
 				MarkdownDescription: "Describes how the service pages its list, for a service that follows none of the conventions " +
-					"the provider recognises (see the provider's documentation). With it set, the provider follows exactly this and guesses nothing.",
+					"the provider recognises (see the provider's documentation): set exactly one of `next_from`, `page_param` and " +
+					"`offset_param`. It says only how to reach the next page: totals, page counts and `has_more` are still read and " +
+					"checked, and a list that ends short of them is an error.",
 				Optional:   true,
 				Attributes: pagingAttributes(),
+				Validators: []validator.Object{pagingValidator{}},
 			},
 		},
 	}
@@ -187,18 +194,44 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 
 // pagingAttributes are the fields of the paging setting.
 func pagingAttributes() map[string]schema.Attribute {
+	sibling := func(name string) path.Expression { return path.MatchRelative().AtParent().AtName(name) }
 	return map[string]schema.Attribute{
 		"next_from": schema.StringAttribute{
 			MarkdownDescription: "Where each response holds the next page's cursor or address: a dot-separated path of " +
-				"fields in the JSON body (`meta.next_cursor`), or `header:` and a header's name (`header:X-Next-Cursor`). " +
-				"When the value there is missing, `null`, `false` or empty, the list is complete.",
-			Required: true,
-			Validators: []validator.String{stringvalidator.RegexMatches(nextFromPattern,
-				"a dot-separated path of JSON field names, such as meta.next_cursor, or header:<Name>")},
+				"fields in the JSON body (`meta.next_cursor`), or `header:` and a header's name (`header:X-Next-Cursor`); " +
+				"`header:Link` is the `Link` header's `rel=\"next\"` target. When the value there is missing, `null`, `false` " +
+				"or empty, the list ends, unless the page claims more.",
+			Optional: true,
+			Validators: []validator.String{
+				stringvalidator.RegexMatches(locationPattern, "a dot-separated path of JSON field names, such as meta.next_cursor, or header:<Name>"),
+			},
 		},
 		"next_param": schema.StringAttribute{
-			MarkdownDescription: "The request parameter that carries the cursor back (`cursor`, `after`, `pageToken`). " +
+			MarkdownDescription: "With `next_from`: the request parameter that carries the cursor back (`cursor`, `after`, `pageToken`). " +
 				"Leave it out when `next_from` holds the next page's address, which is then requested as it is.",
+			Optional: true,
+			Validators: []validator.String{
+				stringvalidator.RegexMatches(paramPattern, "a query parameter name"),
+				stringvalidator.AlsoRequires(sibling("next_from")),
+			},
+		},
+		"page_param": schema.StringAttribute{
+			MarkdownDescription: "The request parameter of a page number (`page`, `_page`), sent on every request, the first " +
+				"included. Paging ends at the total or page count the service claims, at an empty page, or at a page shorter than `page_size`.",
+			Optional:   true,
+			Validators: []validator.String{stringvalidator.RegexMatches(paramPattern, "a query parameter name")},
+		},
+		"first_page": schema.Int64Attribute{
+			MarkdownDescription: "With `page_param`: the number of the first page, `0` or `1`. Default `1`.",
+			Optional:            true,
+			Validators: []validator.Int64{
+				int64validator.Between(0, 1),
+				int64validator.AlsoRequires(sibling("page_param")),
+			},
+		},
+		"offset_param": schema.StringAttribute{
+			MarkdownDescription: "The request parameter of an offset (`offset`, `skip`): `0` on the first request, then the " +
+				"number of records received so far. Paging ends as with `page_param`.",
 			Optional:   true,
 			Validators: []validator.String{stringvalidator.RegexMatches(paramPattern, "a query parameter name")},
 		},
@@ -207,7 +240,7 @@ func pagingAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			Validators: []validator.String{
 				stringvalidator.RegexMatches(paramPattern, "a query parameter name"),
-				stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("page_size")),
+				stringvalidator.AlsoRequires(sibling("page_size")),
 			},
 		},
 		"page_size": schema.Int64Attribute{
@@ -215,14 +248,21 @@ func pagingAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			Validators: []validator.Int64{
 				int64validator.Between(1, 100000),
-				int64validator.AlsoRequires(path.MatchRelative().AtParent().AtName("page_size_param")),
+				int64validator.AlsoRequires(sibling("page_size_param")),
 			},
+		},
+		"total_from": schema.StringAttribute{
+			MarkdownDescription: "Where each response holds the number of profiles in all, for a service that names it in no " +
+				"conventional way (`X-Total-Count`, `total`, `totalCount`, `allProfilesCount` and the like are read without it); " +
+				"in the form of `next_from`.",
+			Optional:   true,
+			Validators: []validator.String{stringvalidator.RegexMatches(locationPattern, "a dot-separated path of JSON field names, or header:<Name>")},
 		},
 	}
 }
 
 var (
-	nextFromPattern = regexp.MustCompile(`^(header:[A-Za-z0-9!#$%&'*+.^_|~-]+|[^.\s]+(\.[^.\s]+)*)$`)
+	locationPattern = regexp.MustCompile(`^(header:[A-Za-z0-9!#$%&'*+.^_|~-]+|[^.\s]+(\.[^.\s]+)*)$`)
 	paramPattern    = regexp.MustCompile(`^[A-Za-z0-9_.~\-\[\]$]+$`)
 )
 
@@ -248,7 +288,7 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 		"environment": settings.environment, "base_url": c.BaseURL(),
 	})
 	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL(), allowIncomplete: settings.allowIncomplete,
-		maxResponseMB: settings.client.MaxBodyBytes >> 20}
+		pagingSet: settings.client.Paging != nil, maxResponseMB: settings.client.MaxBodyBytes >> 20}
 	resp.DataSourceData = data
 	p.configured.Store(data)
 }
@@ -267,6 +307,7 @@ type providerData struct {
 	environment     string
 	baseURL         string
 	allowIncomplete bool
+	pagingSet       bool
 	maxResponseMB   int64
 }
 
@@ -391,8 +432,12 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		s.client.Paging = &client.PagingConfig{
 			NextFrom:      pm.NextFrom.ValueString(),
 			NextParam:     pm.NextParam.ValueString(),
+			PageParam:     pm.PageParam.ValueString(),
+			FirstPage:     int(int64Or(pm.FirstPage, 1)),
+			OffsetParam:   pm.OffsetParam.ValueString(),
 			PageSizeParam: pm.PageSizeParam.ValueString(),
 			PageSize:      int(pm.PageSize.ValueInt64()),
+			TotalFrom:     pm.TotalFrom.ValueString(),
 		}
 	}
 	return s, diags

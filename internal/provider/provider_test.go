@@ -194,6 +194,26 @@ func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
     next_from = "meta.next"
     page_size = 50
   }`, `page_size_param`},
+		"paging without a way on": {`paging = {
+    page_size_param = "limit"
+    page_size       = 50
+  }`, `paging needs exactly one way to the next page, and it has 0 (none): next_from for`},
+		"paging two ways on": {`paging = {
+    next_from  = "meta.next"
+    page_param = "page"
+  }`, `paging needs exactly one way to the next page, and it has 2 (next_from, page_param)`},
+		"next_param with page numbers": {`paging = {
+    page_param = "page"
+    next_param = "cursor"
+  }`, `Attribute "paging.next_from" must be specified when "paging.next_param" is specified`},
+		"first_page with offsets": {`paging = {
+    offset_param = "offset"
+    first_page   = 0
+  }`, `Attribute "paging.page_param" must be specified when "paging.first_page" is specified`},
+		"first_page of 2": {`paging = {
+    page_param = "page"
+    first_page = 2
+  }`, `first_page value must be between 0 and 1`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -79,3 +79,39 @@ func (tokenValidator) ValidateString(_ context.Context, req validator.StringRequ
 		resp.Diagnostics.AddAttributeError(req.Path, "API token contains white space", tokenWhiteSpaceDetail)
 	}
 }
+
+// pagingWaysOn are the paging setting's ways to the next page, of which
+// exactly one is set.
+var pagingWaysOn = []string{"next_from", "page_param", "offset_param"}
+
+// pagingValidator checks that the paging setting names exactly one way to
+// the next page.
+type pagingValidator struct{}
+
+func (pagingValidator) Description(context.Context) string {
+	return "exactly one of " + strings.Join(pagingWaysOn, ", ")
+}
+
+func (v pagingValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (pagingValidator) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var set []string
+	for _, name := range pagingWaysOn {
+		if v, ok := req.ConfigValue.Attributes()[name]; ok && !v.IsNull() {
+			set = append(set, name)
+		}
+	}
+	if len(set) == 1 {
+		return
+	}
+	named := "none"
+	if len(set) > 0 {
+		named = strings.Join(set, ", ")
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Invalid paging setting", fmt.Sprintf(
+		"paging needs exactly one way to the next page, and it has %d (%s): next_from for a cursor or address that each "+
+			"response holds, page_param for page numbers, or offset_param for offsets.", len(set), named))
+}
