@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# make standin: builds the provider and the stand-in API, writes a CLI
-# configuration whose dev_overrides point at the provider just built, and runs
-# the stand-in in the foreground on loopback (127.0.0.1:18080, or STANDIN_ADDR).
-# It prints one line to paste into another shell, which exports everything a
-# configuration needs; Ctrl-C stops it.
+# make standin: make cli, then the stand-in API in the foreground on loopback
+# (127.0.0.1:18080, or STANDIN_ADDR). It prints one line to paste into another
+# shell, which sets up everything a configuration needs: make cli's CLI
+# configuration and PATH, and the stand-in's addresses and tokens. Ctrl-C
+# stops it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/lib.sh"
+cli_env="$("$root/scripts/cli.sh")"
 dir="$(tool_cache standin)"
-mkdir -p "$dir/plugins"
-echo "building the provider and the stand-in API into $dir (seconds once Go's caches are warm)"
-(cd "$root" && go build -o "$dir/plugins/terraform-provider-browserprofile" . && go build -o "$dir/standin" ./cmd/standin)
-write_dev_overrides "$dir/terraformrc" "$dir/plugins"
+mkdir -p "$dir"
+echo "building the stand-in API into $dir"
+(cd "$root" && go build -o "$dir/standin" ./cmd/standin)
 addr="${STANDIN_ADDR:-127.0.0.1:18080}"
 echo "starting the stand-in API on $addr (STANDIN_ADDR sets another loopback address)"
-exec "$dir/standin" -addr "$addr" -shell-file "$dir/env.sh" -cli-config "$dir/terraformrc"
+exec "$dir/standin" -addr "$addr" -shell-file "$dir/env.sh" -shell-source "$cli_env"

@@ -22,25 +22,27 @@ import (
 )
 
 // writeShellFile writes export lines that set up a shell for the stand-in:
-// the production environment through the provider's own variables (and
-// TF_VAR_browserprofile_token, the README's variable), both environments'
-// addresses and tokens, and the CLI configuration.
-func writeShellFile(path, cliConfig, base string) error {
+// each environment's address and token in the provider's per-environment
+// variables (so that an empty provider block reads production, and aliased
+// blocks each read their own), TF_VAR_browserprofile_token (the README's
+// variable), and the CLI configuration; first, it sources first, when set
+// (make cli's file, which puts the CLIs on PATH).
+func writeShellFile(path, first, cliConfig, base string) error {
 	vars := [][2]string{
-		{"BROWSERPROFILE_ENVIRONMENT", "production"},
-		{"BROWSERPROFILE_BASE_URL", base + "/production/api/v1"},
-		{"BROWSERPROFILE_API_TOKEN", standin.DemoProductionToken},
+		{"BROWSERPROFILE_PRODUCTION_BASE_URL", base + "/production/api/v1"},
+		{"BROWSERPROFILE_PRODUCTION_API_TOKEN", standin.DemoProductionToken},
+		{"BROWSERPROFILE_DEVELOPMENT_BASE_URL", base + "/development/api/v1"},
+		{"BROWSERPROFILE_DEVELOPMENT_API_TOKEN", standin.DemoDevelopmentToken},
 		{"TF_VAR_browserprofile_token", standin.DemoProductionToken},
-		{"STANDIN_PRODUCTION_BASE_URL", base + "/production/api/v1"},
-		{"STANDIN_PRODUCTION_TOKEN", standin.DemoProductionToken},
-		{"STANDIN_DEVELOPMENT_BASE_URL", base + "/development/api/v1"},
-		{"STANDIN_DEVELOPMENT_TOKEN", standin.DemoDevelopmentToken},
 	}
 	if cliConfig != "" {
 		vars = append(vars, [2]string{"TF_CLI_CONFIG_FILE", cliConfig})
 	}
 	var b strings.Builder
 	b.WriteString("# Written by the stand-in API (make standin): its tokens open nothing else.\n")
+	if first != "" {
+		fmt.Fprintf(&b, ". '%s'\n", strings.ReplaceAll(first, "'", `'\''`))
+	}
 	for _, v := range vars {
 		fmt.Fprintf(&b, "export %s='%s'\n", v[0], strings.ReplaceAll(v[1], "'", `'\''`))
 	}
@@ -50,9 +52,10 @@ func writeShellFile(path, cliConfig, base string) error {
 func main() {
 	var opts standin.Options
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address to listen on")
-	envFile := flag.String("env-file", "", "write BROWSERPROFILE_* variables for the development environment to this file")
-	shellFile := flag.String("shell-file", "", "write export lines for a shell to this file: the production environment as the default, both environments' addresses and tokens, and TF_CLI_CONFIG_FILE (-cli-config)")
+	envFile := flag.String("env-file", "", "write BROWSERPROFILE_* variables to this file, the development environment as the default")
+	shellFile := flag.String("shell-file", "", "write export lines for a shell to this file: both environments' addresses and tokens, and TF_CLI_CONFIG_FILE (-cli-config)")
 	cliConfig := flag.String("cli-config", "", "with -shell-file: the Terraform CLI configuration (dev_overrides) to export as TF_CLI_CONFIG_FILE")
+	shellFirst := flag.String("shell-source", "", "with -shell-file: a file for it to source first (make cli's)")
 	generate := flag.Int("generate", 0, "serve this many generated profiles in development instead of the fixture")
 	flag.StringVar(&opts.Shape, "shape", "", "list body shape: array, data, profiles_total, data_items")
 	flag.StringVar(&opts.Paging, "paging", "", "paging mode: "+strings.Join(slices.Sorted(maps.Keys(standin.PagingModes)), ", "))
@@ -102,11 +105,11 @@ func main() {
 		fmt.Printf("%s: %s/%s/api/v1 (%d profiles)\n", env.Name, base, env.Name, len(env.Profiles))
 	}
 	if *shellFile != "" {
-		if err := writeShellFile(*shellFile, *cliConfig, base); err != nil {
+		if err := writeShellFile(*shellFile, *shellFirst, *cliConfig, base); err != nil {
 			log.Fatalf("standin: %v", err)
 		}
-		fmt.Printf("\nIn another shell, paste this line to point Terraform at the stand-in and at the provider just built:\n\n  source %s\n\n"+
-			"Then terraform plan works in any folder, with no terraform init: the README's Usage example reads the production environment.\n"+
+		fmt.Printf("\nIn another shell, paste this line to point Terraform and OpenTofu at the stand-in and at the provider just built:\n\n  source %s\n\n"+
+			"Then terraform plan (or tofu plan) works in any folder, with no init: the README's Usage example reads the production environment.\n"+
 			"Ctrl-C stops the stand-in.\n\n", *shellFile)
 	}
 
@@ -117,8 +120,8 @@ func main() {
 			"BROWSERPROFILE_ENVIRONMENT=development",
 			"BROWSERPROFILE_BASE_URL=" + base + "/development/api/v1",
 			"BROWSERPROFILE_API_TOKEN=" + standin.DemoDevelopmentToken,
-			"STANDIN_PRODUCTION_BASE_URL=" + base + "/production/api/v1",
-			"STANDIN_PRODUCTION_TOKEN=" + standin.DemoProductionToken,
+			"BROWSERPROFILE_PRODUCTION_BASE_URL=" + base + "/production/api/v1",
+			"BROWSERPROFILE_PRODUCTION_API_TOKEN=" + standin.DemoProductionToken,
 		}
 		if err := os.WriteFile(*envFile, []byte(strings.Join(vars, "\n")+"\n"), 0o600); err != nil {
 			log.Fatalf("standin: %v", err)

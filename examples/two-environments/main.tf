@@ -1,6 +1,8 @@
 # Production and development side by side: one aliased provider block per
-# environment, each with its own token. A value in the block wins over the
-# BROWSERPROFILE_* environment variables, so the two never mix.
+# environment, each with its own token. Left null, a token comes from its own
+# environment's variable (BROWSERPROFILE_PRODUCTION_API_TOKEN,
+# BROWSERPROFILE_DEVELOPMENT_API_TOKEN), and so does each base address: the
+# two never mix.
 terraform {
   required_providers {
     browserprofile = {
@@ -12,11 +14,13 @@ terraform {
 variable "production_token" {
   type      = string
   sensitive = true
+  default   = null
 }
 
 variable "development_token" {
   type      = string
   sensitive = true
+  default   = null
 }
 
 provider "browserprofile" {

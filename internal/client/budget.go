@@ -1,21 +1,20 @@
 package client
 
 import (
-	"context"
 	"fmt"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
 )
 
-// A provider block's reads share one memory budget for the bodies they hold,
-// MaxBodyBytes in all, so that many large reads at once (eight data sources
-// each refusing an oversized body, say) cannot together exhaust a CI
-// runner: a read that would take the budget past it fails at once, naming
-// the setting, instead of waiting on memory other reads may never release.
-// A read holds what it took until the client call that made it returns.
+// A provider block's reads share one memory budget for the bodies they are
+// reading, MaxBodyBytes in all, so that many large reads at once (eight data
+// sources each refusing an oversized body, say) cannot together exhaust a
+// CI runner: a read that would take the budget past it fails at once,
+// naming the setting, instead of waiting on memory other reads may never
+// release. A request holds what it took until its body is read.
 
-// bodyBudget is one client call's share of the client's budget.
+// bodyBudget is one request's share of the client's budget.
 type bodyBudget struct {
 	sem  *semaphore.Weighted
 	max  int64
@@ -23,23 +22,9 @@ type bodyBudget struct {
 	held int64
 }
 
-type budgetKey struct{}
-
-// withBodyBudget starts a client call's share; done gives it back.
-func (c *Client) withBodyBudget(ctx context.Context) (_ context.Context, done func()) {
-	b := &bodyBudget{sem: c.bodies, max: c.cfg.MaxBodyBytes}
-	return context.WithValue(ctx, budgetKey{}, b), b.releaseAll
-}
-
-// budgetFrom returns the call's share, or, for a request made outside one,
-// a share of its own with the function that gives it back when the request
-// is done: a share nobody gave back would shrink the budget for good.
-func budgetFrom(ctx context.Context, c *Client) (_ *bodyBudget, done func()) {
-	if b, ok := ctx.Value(budgetKey{}).(*bodyBudget); ok {
-		return b, func() {}
-	}
-	b := &bodyBudget{sem: c.bodies, max: c.cfg.MaxBodyBytes}
-	return b, b.releaseAll
+// newBodyBudget starts a request's share; releaseAll gives it back.
+func (c *Client) newBodyBudget() *bodyBudget {
+	return &bodyBudget{sem: c.bodies, max: c.cfg.MaxBodyBytes}
 }
 
 // take reserves n more bytes, or fails when the reads in flight hold too much.

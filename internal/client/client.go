@@ -60,6 +60,7 @@ type Client struct {
 	http     *retryablehttp.Client
 	throttle *throttle
 	flights  singleflight.Group
+	lists    sharedList // the list, read once (shared.go)
 	redactor *Redactor
 	bodies   *semaphore.Weighted // MaxBodyBytes, shared by the reads in flight (budget.go)
 }
@@ -90,6 +91,7 @@ func New(cfg Config) (*Client, error) {
 	// The budget has a chunk to spare, so that one read can always reach
 	// the limit and be refused for it, rather than for the budget.
 	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: NewRedactor(cfg.Token), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
+	c.redactor.keep(cfg.BaseURL)
 	c.throttle = newThrottle(cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
 	transport := cfg.Transport
@@ -120,12 +122,15 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Redact masks the token, in every form, in a text about to be shown: every
-// diagnostic the provider builds passes through it.
+// Redact masks the token, in every form, in a text from outside (the
+// service's) about to enter a message: never in the provider's own words.
 func (c *Client) Redact(s string) string { return c.redactor.Redact(s) }
 
 // display shows an address as diagnostics and logs do (Redactor.RedactURL).
 func (c *Client) display(u *url.URL) string { return c.redactor.RedactURL(u) }
+
+// Timeout is the overall deadline of one read.
+func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
 
 // BaseURL is the address every request goes to.
 func (c *Client) BaseURL() string { return c.base.String() }
@@ -135,7 +140,7 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // forward it to subdomains.
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !sameOrigin(c.base, req.URL) {
-		return fmt.Errorf("%w: redirected to %s", ErrOffHost, redactedOrigin(req.URL))
+		return fmt.Errorf("%w: redirected to %s", ErrOffHost, c.redactor.Redact(redactedOrigin(req.URL)))
 	}
 	for _, prev := range via {
 		if prev.URL.String() == req.URL.String() {

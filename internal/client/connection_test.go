@@ -229,39 +229,6 @@ func TestListProfiles_refusesAnOversizedBody(t *testing.T) {
 	}
 }
 
-// Reads in flight share one budget: while one holds most of it, another
-// large read is refused at once, and the budget is whole again after.
-func TestBodyBudget_isSharedByReadsInFlight(t *testing.T) {
-	t.Parallel()
-	c := clientFor(t, "https://api.example.com/api/v1", func(c *Config) { c.MaxBodyBytes = 4 << 20 })
-	share := func(ctx context.Context) *bodyBudget {
-		b, _ := budgetFrom(ctx, c)
-		return b
-	}
-	first, done := c.withBodyBudget(context.Background())
-	if err := share(first).take(3 << 20); err != nil {
-		t.Fatal(err)
-	}
-	second, done2 := c.withBodyBudget(context.Background())
-	if err := share(second).take(3 << 20); !errors.Is(err, ErrBodyTooLarge) {
-		t.Errorf("second large read: err = %v", err)
-	}
-	done2()
-	done()
-	// A request outside a client call has a share of its own, given back
-	// when it is done.
-	own, giveBack := budgetFrom(context.Background(), c)
-	if err := own.take(3 << 20); err != nil {
-		t.Fatal(err)
-	}
-	giveBack()
-	third, done3 := c.withBodyBudget(context.Background())
-	defer done3()
-	if err := share(third).take(4 << 20); err != nil {
-		t.Errorf("after all returned: %v", err)
-	}
-}
-
 // Without a Retry-After, the rate-limit reset headers services send instead
 // say how long to wait: seconds from now, or a Unix time in seconds or
 // milliseconds where the header may carry either; not when the same family

@@ -184,14 +184,21 @@ func asProfile(raw json.RawMessage) (Profile, bool, error) {
 	return Profile{Key: key, Raw: raw}, true, nil
 }
 
-// profileKey extracts profile_key from one object. A string is taken as its
-// value; a number as its literal text, since identifiers are stored exactly
-// as returned.
+// profileKey extracts profile_key from one object: at its top, or, for a
+// JSON:API resource object ({"type", "id", "attributes": {…}}), inside its
+// attributes, so that the list and the single read both take the whole
+// resource object as the record. A string is taken as its value; a number
+// as its literal text, since identifiers are stored exactly as returned.
 func profileKey(obj json.RawMessage) (key string, has bool, err error) {
 	if firstByte(obj) != '{' {
 		return "", false, nil
 	}
 	raw, found := field(obj, keyField)
+	if !found {
+		if attrs, ok := field(obj, "attributes"); ok && firstByte(attrs) == '{' {
+			raw, found = field(attrs, keyField)
+		}
+	}
 	switch firstByte(raw) {
 	case 0:
 		if !found {

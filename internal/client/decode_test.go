@@ -160,3 +160,24 @@ func TestFindByValue_suggestsTheKeyOfADisplayName(t *testing.T) {
 		t.Errorf("nothing: %+v", got)
 	}
 }
+
+// A JSON:API resource object is one record read one way: its profile_key
+// in attributes, and the whole resource object as the record, in the list
+// and the single read alike.
+func TestDecode_jsonAPIResourceObjectsReadAlike(t *testing.T) {
+	t.Parallel()
+	resource := `{"type": "browsers", "id": "7", "attributes": {"profile_key": "k7", "name": "Seven"}, "links": {"self": "/browsers/k7"}}`
+	page, err := decodeListPage([]byte(`{"data": [` + resource + `], "links": {"next": null}}`))
+	if err != nil || len(page.profiles) != 1 {
+		t.Fatalf("list: %v %v", page.profiles, err)
+	}
+	one, err := decodeProfile([]byte(`{"data": ` + resource + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]Profile{"list": page.profiles[0], "single": one} {
+		if p.Key != "k7" || string(p.Raw) != resource {
+			t.Errorf("%s: key %q, record %s", name, p.Key, p.Raw)
+		}
+	}
+}

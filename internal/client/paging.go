@@ -26,7 +26,6 @@ type List struct {
 	Profiles   []Profile        // sorted by Key in byte order, keys unique
 	Warnings   []string         // things the user should know that do not make the list short
 	Incomplete *IncompleteError // non-nil when the list may be short
-	Bytes      int64            // the size of the bodies the profiles were read from
 }
 
 // IncompleteError says why a list may be short. ListProfiles returns it in
@@ -55,28 +54,25 @@ func (e *IncompleteError) Unwrap() error { return ErrIncomplete }
 // before paging counts as stalled.
 const maxEmptyPages = 5
 
-// ListProfiles reads every profile the token can see, following pages.
-func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	ctx, done := c.withBodyBudget(ctx)
-	defer done()
+// readList reads every profile the token can see, following pages, within
+// ctx's deadline.
+func (c *Client) readList(ctx context.Context) (*List, error) {
 	p := &pager{c: c, requested: map[string]bool{}}
 	incomplete, err := p.run(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p.list.Incomplete, p.list.Bytes = incomplete, p.retained
+	p.list.Incomplete = incomplete
 	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
-	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts)...)
-	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index)...)
+	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts, c.redactor)...)
+	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index, c.redactor)...)
 	return &p.list, nil
 }
 
 // nfcWarnings names the keys that are not in Unicode NFC. Terraform rewrites
 // every string to NFC, so such a key reaches state in another spelling than
 // the service's; and two keys that differ only in normalisation become one.
-func nfcWarnings(profiles []Profile, index map[string]int) []string {
+func nfcWarnings(profiles []Profile, index map[string]int, r *Redactor) []string {
 	var changed []string
 	for _, p := range profiles {
 		if !norm.NFC.IsNormalString(p.Key) {
@@ -100,7 +96,7 @@ func nfcWarnings(profiles []Profile, index map[string]int) []string {
 	}
 	w := fmt.Sprintf("Terraform stores every string in Unicode NFC, and %d profile_key value(s) from the service are not: %s. "+
 		"In state they take their NFC spelling (and so do their raw_json records); browserprofile_profile still reads each of them "+
-		"by that spelling.", len(changed), quoteList(changed, 5, strconv.QuoteToASCII))
+		"by that spelling.", len(changed), quoteList(changed, 5, r, strconv.QuoteToASCII))
 	var collide []string
 	for _, keys := range byNFC {
 		if len(keys) > 1 {
@@ -110,7 +106,7 @@ func nfcWarnings(profiles []Profile, index map[string]int) []string {
 	if len(collide) > 0 {
 		slices.Sort(collide)
 		w += fmt.Sprintf(" Distinct keys become the same key that way: %s; a set of profile_keys (for_each) holds them once, "+
-			"and a read by that key reaches only one of them. Ask the service's owners to send keys in NFC.", quoteList(collide, 6, strconv.QuoteToASCII))
+			"and a read by that key reaches only one of them. Ask the service's owners to send keys in NFC.", quoteList(collide, 6, r, strconv.QuoteToASCII))
 	}
 	return []string{w}
 }
@@ -236,7 +232,7 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 			return p.incomplete(u, cl.orFurther(), fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1)), nil
 		case !sameOrigin(p.c.base, next.url):
 			return p.incomplete(u, cl.orFurther(), fmt.Sprintf(
-				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", redactedOrigin(next.url))), nil
+				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", p.c.redactor.Redact(redactedOrigin(next.url)))), nil
 		case p.requested[next.url.String()]:
 			return p.incomplete(u, cl.orFurther(), "the next page's address had been requested already (a paging loop)"), nil
 		case p.pages >= p.c.cfg.MaxPages:
@@ -341,7 +337,7 @@ func (p *pager) conventionalNext(resp *response, page listPage, h hints, cl clai
 		return counted(withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)))
 	case h.nextUnknown != "":
 		return nextPage{why: fmt.Sprintf(
-			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", h.nextUnknown),
+			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", p.c.redactor.Quote(h.nextUnknown)),
 			claim: "a further page"}
 	case h.hasMore != nil && *h.hasMore && n > 0:
 		// Stripe's convention: has_more with no link, continued after the
@@ -403,14 +399,14 @@ func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 }
 
 // duplicateWarnings explains keys the service sent more than once.
-func duplicateWarnings(dupes int, conflicts []string) []string {
+func duplicateWarnings(dupes int, conflicts []string, r *Redactor) []string {
 	var out []string
 	if n := dupes - len(conflicts); n > 0 {
 		out = append(out, fmt.Sprintf("The service sent %d record(s) again that it had already sent, unchanged (pages overlapping while the list changed?); each is kept once.", n))
 	}
 	if len(conflicts) > 0 {
 		out = append(out, fmt.Sprintf("The service sent %d profile_key value(s) twice with different records; the first record of each is kept: %s.%s",
-			len(conflicts), quoteList(conflicts, 5, strconv.Quote), invalidUTF8Note(conflicts)))
+			len(conflicts), quoteList(conflicts, 5, r, strconv.Quote), invalidUTF8Note(conflicts)))
 	}
 	return out
 }
@@ -426,13 +422,13 @@ func invalidUTF8Note(keys []string) string {
 	return ""
 }
 
-// quoteList quotes up to limit strings, then says how many more. Keys that
-// differ only in normalisation look alike, so their warnings quote with
-// escapes (strconv.QuoteToASCII).
-func quoteList(ss []string, limit int, quote func(string) string) string {
+// quoteList quotes up to limit of the service's strings, masked, then says
+// how many more. Keys that differ only in normalisation look alike, so their
+// warnings quote with escapes (strconv.QuoteToASCII).
+func quoteList(ss []string, limit int, r *Redactor, quote func(string) string) string {
 	q := make([]string, 0, limit)
 	for _, s := range ss[:min(len(ss), limit)] {
-		q = append(q, quote(s))
+		q = append(q, r.Redact(quote(s)))
 	}
 	if len(ss) > limit {
 		q = append(q, fmt.Sprintf("and %d more", len(ss)-limit))

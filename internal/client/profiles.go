@@ -17,8 +17,6 @@ func (c *Client) GetProfile(ctx context.Context, key string) (Profile, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	ctx, done := c.withBodyBudget(ctx)
-	defer done()
 	u := profileURL(c.base, key)
 	resp, err := c.get(ctx, u)
 	if err != nil {
@@ -36,7 +34,7 @@ func (c *Client) GetProfile(ctx context.Context, key string) (Profile, error) {
 	if p.Key != key {
 		// Never store one profile's record under another's key.
 		e := c.shapeError(u, resp, nil)
-		e.Kind, e.Key, e.GotKey = ErrWrongRecord, key, p.Key
+		e.Kind, e.Key, e.GotKey = ErrWrongRecord, key, c.redactor.Quote(p.Key)
 		return Profile{}, e
 	}
 	return p, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"html"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +21,15 @@ import (
 // token in each view, and masks the original bytes behind each match. A
 // trailing fragment of the token, left where a text was cut, is masked too.
 
+//
+// Only text from outside is redacted, where it enters a message or a log
+// line; the provider's own words and the user's settings (the base address
+// above all) never are. A token shorter than shortSecret characters (a test
+// token, "t" or "abc") would be found inside ordinary words, so in outside
+// text it is masked only where it stands alone, not inside a longer run of
+// letters and digits: "Bearer abc" and "token=abc" are masked, "abcde" is
+// not.
+
 // Mask is what stands in for the token.
 const Mask = "***"
 
@@ -27,9 +37,40 @@ const Mask = "***"
 // of a text, that is masked.
 const minFragment = 6
 
+// shortSecret is the length under which a secret is masked only where it
+// stands alone.
+const shortSecret = 8
+
 // Redactor masks one secret. The zero value masks nothing.
 type Redactor struct {
 	forms [][]byte // the secret's forms, searched in each decoded view
+	short bool     // masked only where it stands alone
+	// own are the base address the user configured and its host, longest
+	// first: shown as they are wherever they appear.
+	own []string
+}
+
+// keep makes r show the base address the user configured as it is.
+func (r *Redactor) keep(base *url.URL) {
+	r.own = []string{base.String(), base.Host, base.Hostname()}
+}
+
+// inOwn tells whether b[start:end] lies wholly inside an occurrence of the
+// user's base address or host.
+func (r *Redactor) inOwn(b []byte, start, end int) bool {
+	for _, own := range r.own {
+		for from := max(0, end-len(own)); from <= start; {
+			i := bytes.Index(b[from:min(len(b), start+len(own))], []byte(own))
+			if i < 0 {
+				break
+			}
+			if from+i <= start && end <= from+i+len(own) {
+				return true
+			}
+			from += i + 1
+		}
+	}
+	return false
 }
 
 // NewRedactor returns a Redactor for secret.
@@ -39,6 +80,10 @@ func NewRedactor(secret string) *Redactor {
 		return r
 	}
 	r.forms = append(r.forms, []byte(secret))
+	if len(secret) < shortSecret {
+		r.short = true
+		return r
+	}
 	// An escape-like text just before or after the secret ("\t" before
 	// "tok…") can swallow its first or last character in a decoded view;
 	// the secret less that character is still found.
@@ -65,7 +110,10 @@ func NewRedactor(secret string) *Redactor {
 // without any of them, each decoded view is the literal text.
 const escapeChars = "%+\\&"
 
-// Redact returns s with every form of the secret masked.
+// Redact returns s with every form of the secret masked, except where a
+// match lies wholly inside the base address the user configured, which
+// outside text may quote (a transport error naming the host, a link back to
+// the API).
 func (r *Redactor) Redact(s string) string {
 	if r == nil || len(r.forms) == 0 || s == "" {
 		return s
@@ -85,26 +133,14 @@ func (r *Redactor) Redact(s string) string {
 	return string(b)
 }
 
-// RedactURL shows an address as users and logs see it: the query
-// parameters' names but not their values (services put tokens and
-// signatures in next-page links), no user information, no fragment, and the
-// secret masked wherever else it is.
+// RedactURL shows an address as users and logs see it: with its query
+// values (which page failed), without user information or a fragment, and
+// with the secret masked in all but the base address the user configured.
 func (r *Redactor) RedactURL(u *url.URL) string {
 	v := *u
 	v.User = nil
 	v.Fragment, v.RawFragment = "", ""
-	query := v.RawQuery
-	v.RawQuery, v.ForceQuery = "", false
-	s := v.String()
-	if query != "" {
-		var names []string
-		for _, part := range strings.Split(query, "&") {
-			name, _, _ := strings.Cut(part, "=")
-			names = append(names, name+"=…")
-		}
-		s += "?" + strings.Join(names, "&")
-	}
-	return r.Redact(s)
+	return r.Redact(v.String())
 }
 
 // maxQuoted is how much of a header value a diagnostic quotes.
@@ -145,8 +181,13 @@ func (r *Redactor) maskIn(b []byte, v view) []byte {
 			if j < 0 {
 				break
 			}
-			spans = append(spans, v.original(i+j, i+j+len(form)))
+			if start, end := i+j, i+j+len(form); !r.short || standsAlone(v.b, start, end) {
+				spans = append(spans, v.original(start, end))
+			}
 			i += j + 1
+		}
+		if r.short {
+			continue // a short secret's fragment is any word's
 		}
 		// A text cut in the middle of the secret.
 		for n := min(len(form)-1, len(v.b)); n >= minFragment; n-- {
@@ -162,6 +203,7 @@ func (r *Redactor) maskIn(b []byte, v view) []byte {
 			}
 		}
 	}
+	spans = slices.DeleteFunc(spans, func(sp [2]int) bool { return r.inOwn(b, sp[0], sp[1]) })
 	if len(spans) == 0 {
 		return b
 	}
@@ -183,6 +225,16 @@ func (r *Redactor) maskIn(b []byte, v view) []byte {
 		}
 	}
 	return out
+}
+
+// standsAlone tells whether b[start:end] is not inside a longer run of
+// letters and digits.
+func standsAlone(b []byte, start, end int) bool {
+	return (start == 0 || !isAlnum(b[start-1])) && (end == len(b) || !isAlnum(b[end]))
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 // view is a decoded form of a text: each byte of b came from the original

@@ -108,16 +108,66 @@ func TestRedact_leavesOtherTextAlone(t *testing.T) {
 	}
 }
 
-func TestRedactURL_showsParameterNamesNotValues(t *testing.T) {
+// Addresses show their query values, so that the failing page can be
+// told, with the token masked where a value carries it; never user
+// information or a fragment.
+func TestRedactURL_showsQueryValuesMaskingTheToken(t *testing.T) {
 	t.Parallel()
 	r := NewRedactor("tok-abcdef123456")
-	u, _ := url.Parse("https://user:pw@api.example.com/api/v1/browsers?access_token=whatever&page=2#frag")
-	if got, want := r.RedactURL(u), "https://api.example.com/api/v1/browsers?access_token=…&page=…"; got != want {
+	u, _ := url.Parse("https://user:pw@api.example.com/api/v1/browsers?access_token=tok-abcdef123456&page=2&cursor=Y3Vyc29y#frag")
+	if got, want := r.RedactURL(u), "https://api.example.com/api/v1/browsers?access_token=***&page=2&cursor=Y3Vyc29y"; got != want {
 		t.Errorf("RedactURL = %q, want %q", got, want)
 	}
 	u, _ = url.Parse("https://api.example.com/api/v1/tok-abcdef123456/browsers")
 	if got := r.RedactURL(u); strings.Contains(got, "abcdef") {
 		t.Errorf("RedactURL = %q", got)
+	}
+}
+
+// A token shorter than eight characters is masked in outside text only
+// where it stands alone, and never in the base address the user set.
+func TestRedact_shortTokensOnlyWhereTheyStandAlone(t *testing.T) {
+	t.Parallel()
+	for tok, cases := range map[string]map[string]string{
+		"t": {
+			"Bearer t":                       "Bearer ***",
+			`{"token":"t","detail":"the t"}`: `{"token":"***","detail":"the ***"}`,
+			"The response has a shape":       "The response has a shape",
+		},
+		"api": {
+			"invalid token api!": "invalid token ***!",
+			"rapid":              "rapid",
+			"YXBp":               "YXBp", // base64 of a short token is any short word's
+		},
+		"abc1234": {
+			"Authorization: Bearer abc1234": "Authorization: Bearer ***",
+			"xabc1234":                      "xabc1234",
+			"abc1234%2Fx":                   "***%2Fx",
+		},
+	} {
+		r := NewRedactor(tok)
+		for in, want := range cases {
+			if got := r.Redact(in); got != want {
+				t.Errorf("token %q: Redact(%q) = %q, want %q", tok, in, got, want)
+			}
+		}
+	}
+	r := NewRedactor("api")
+	base, _ := url.Parse("http://api.test:3017/api/v1")
+	r.keep(base)
+	u, _ := url.Parse("http://api.test:3017/api/v1/browsers?page=6&key=api")
+	if got, want := r.RedactURL(u), "http://api.test:3017/api/v1/browsers?page=6&key=***"; got != want {
+		t.Errorf("RedactURL = %q, want %q", got, want)
+	}
+	if got, want := r.Redact(`dial tcp: lookup api.test: no such host; token api`), `dial tcp: lookup api.test: no such host; token ***`; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	// A token that holds the host is still masked: only a match wholly
+	// inside the base address is the user's.
+	r = NewRedactor("api.test-4f7c9a2e")
+	r.keep(base)
+	if got, want := r.Redact(`{"echo": "Bearer api.test-4f7c9a2e"}`), `{"echo": "Bearer ***"}`; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"golang.org/x/sync/singleflight"
 )
 
 // logSubsystem is the tflog subsystem of every HTTP log line; its level can be
@@ -32,17 +33,34 @@ type response struct {
 }
 
 // get sends one GET, with retries, and returns a 2xx JSON answer or a
-// *RequestError. Identical reads in flight at the same time are sent once.
+// *RequestError. Identical reads in flight at the same time are sent once,
+// under a context that no one caller's cancellation ends (shared.go); each
+// caller waits on its own context.
 func (c *Client) get(ctx context.Context, u *url.URL) (*response, error) {
-	v, err, _ := c.flights.Do(u.String(), func() (any, error) {
-		return c.fetch(ctx, u)
+	flight := c.flights.DoChan(u.String(), func() (any, error) {
+		fctx, cancel := detached(ctx)
+		defer cancel()
+		return c.fetch(fctx, u)
 	})
-	if err != nil {
-		return nil, err
+	var r singleflight.Result
+	select {
+	case r = <-flight:
+	case <-ctx.Done():
+		select {
+		case r = <-flight: // done at the same moment
+		default:
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, &RequestError{Kind: ErrTimeout, Method: http.MethodGet, URL: c.display(u), Cause: ctx.Err()}
+			}
+			return nil, ctx.Err()
+		}
 	}
-	resp, ok := v.(*response)
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	resp, ok := r.Val.(*response)
 	if !ok {
-		return nil, fmt.Errorf("client: unexpected result %T", v)
+		return nil, fmt.Errorf("client: unexpected result %T", r.Val)
 	}
 	return resp, nil
 }
@@ -102,8 +120,8 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	// The body is read inside the retry loop, so that a connection dropped
 	// halfway through a body is retried like one dropped before it.
 	var body []byte
-	budget, done := budgetFrom(ctx, c)
-	defer done()
+	budget := c.newBodyBudget()
+	defer budget.releaseAll()
 	req.SetResponseHandler(func(resp *http.Response) error {
 		var err error
 		body, err = readBody(resp, c.cfg.MaxBodyBytes, budget)
@@ -303,33 +321,28 @@ func unwrapURLError(err error) error {
 
 // logContext adds the http subsystem, with the token masked in messages and
 // field values as a second line of defence: the token is never passed to the
-// logger in the first place.
+// logger in the first place. A short token is left to the first line, as
+// the logger would mask it inside every word and address.
 func (c *Client) logContext(ctx context.Context) context.Context {
 	ctx = tflog.NewSubsystem(ctx, logSubsystem, tflog.WithLevelFromEnv("TF_LOG_PROVIDER_BROWSERPROFILE_HTTP"))
-	ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, c.cfg.Token)
-	ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, c.cfg.Token)
+	if len(c.cfg.Token) >= shortSecret {
+		ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, c.cfg.Token)
+		ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, c.cfg.Token)
+	}
 	ctx = tflog.SubsystemMaskFieldValuesWithFieldKeys(ctx, logSubsystem, "authorization")
 	return ctx
 }
 
 // logAttempt writes one line per attempt: method, address (query values
-// elided), status, duration and attempt number, never headers; every text
-// from outside redacted.
+// shown, the token masked in them), status, duration and attempt number,
+// never headers; every text from outside redacted.
 func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration, r *Redactor) {
 	ctx := req.Context()
-	u := *req.URL
-	query := u.RawQuery
-	u.RawQuery = ""
 	fields := map[string]any{
 		"method":      req.Method,
-		"host":        req.URL.Host,
-		"path":        r.Redact(u.EscapedPath()),
+		"url":         r.RedactURL(req.URL),
 		"attempt":     attemptLogFrom(ctx).record(resp, err),
 		"duration_ms": took.Milliseconds(),
-	}
-	if query != "" {
-		_, names, _ := strings.Cut(r.RedactURL(&url.URL{RawQuery: query}), "?")
-		fields["query"] = names
 	}
 	if err != nil {
 		fields["error"] = r.Quote(strings.TrimSpace(err.Error()))

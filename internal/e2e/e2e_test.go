@@ -289,7 +289,7 @@ provider "browserprofile" {
 			logFile := filepath.Join(w.dir, "trace.log")
 			env := []string{"TF_LOG=trace", "TF_LOG_PATH=" + logFile}
 			if !strings.Contains(tc.block, "api_token") {
-				env = append(env, "BROWSERPROFILE_API_TOKEN="+awkwardToken)
+				env = append(env, "BROWSERPROFILE_DEVELOPMENT_API_TOKEN="+awkwardToken)
 			}
 			cmd := []string{"plan", "-input=false", "-no-color"}
 			if tc.apply {

@@ -41,11 +41,11 @@ func (d *providerData) explain(err error) (summary, advice string) {
 				"  1. the token was created for the %[1]s environment: a token belongs to one environment and is valid only against its base address, %[2]s;\n"+
 				"  2. it is sent as \"Authorization: Bearer <token>\": set api_token or %[3]s to the token alone, without a \"Bearer \" prefix;\n"+
 				"  3. it has not been revoked and was copied whole (web application: Settings, then API Tokens).",
-			d.environment, d.baseURL, EnvAPIToken)
+			d.environment, d.baseURL, d.tokenVars)
 	case errors.Is(err, client.ErrNotJSON):
 		return "The base address did not answer with JSON", fmt.Sprintf(
 			"The base address must end in %s and be the API address of the %s environment, not the web application's "+
-				"or another site's. Check base_url (or %s).", client.APIPathSuffix, d.environment, EnvBaseURL)
+				"or another site's. Check base_url (or %s).", client.APIPathSuffix, d.environment, d.baseURLVars)
 	case errors.Is(err, client.ErrRetryAfterTooLong):
 		wait := time.Until(re.RetryAt).Round(time.Second)
 		if wait >= 24*time.Hour {
@@ -110,7 +110,7 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		// Reached from the list only: a profile's 404 has its own diagnostic.
 		return "The base address has no profile list", fmt.Sprintf(
 			"The service answered 404 for its list route, which always exists on the API: the base address must end in %s "+
-				"and be the API address of the %s environment. Check base_url (or %s).", client.APIPathSuffix, d.environment, EnvBaseURL)
+				"and be the API address of the %s environment. Check base_url (or %s).", client.APIPathSuffix, d.environment, d.baseURLVars)
 	case errors.Is(err, context.Canceled):
 		return "The read was cancelled", "Terraform cancelled the operation."
 	case re != nil:
@@ -148,32 +148,7 @@ func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *client.Incomp
 
 // checkBaseURL ends the advice for a connection that cannot work.
 func (d *providerData) checkBaseURL(cause string) string {
-	return fmt.Sprintf("%s\n\nCheck base_url (or %s): %s", cause, EnvBaseURL, d.baseURL)
-}
-
-// redacted returns diags with the token masked, in every form, in each
-// summary and detail: every diagnostic a read produces passes through here
-// before it reaches Terraform, which also writes diagnostics to TF_LOG.
-func (d *providerData) redacted(diags diag.Diagnostics) diag.Diagnostics {
-	out := make(diag.Diagnostics, 0, len(diags))
-	for _, dg := range diags {
-		summary, detail := d.client.Redact(dg.Summary()), d.client.Redact(dg.Detail())
-		var p path.Path
-		if wp, ok := dg.(diag.DiagnosticWithPath); ok {
-			p = wp.Path()
-		}
-		switch {
-		case dg.Severity() == diag.SeverityError && !p.Equal(path.Empty()):
-			out.AddAttributeError(p, summary, detail)
-		case dg.Severity() == diag.SeverityError:
-			out.AddError(summary, detail)
-		case !p.Equal(path.Empty()):
-			out.AddAttributeWarning(p, summary, detail)
-		default:
-			out.AddWarning(summary, detail)
-		}
-	}
-	return out
+	return fmt.Sprintf("%s\n\nCheck base_url (or %s): %s", cause, d.baseURLVars, d.baseURL)
 }
 
 // describe says what was sent and what came back.

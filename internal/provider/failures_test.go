@@ -40,13 +40,13 @@ func TestAccProvider_connectionFailuresNameTheirCause(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			base := tc.root + "/development/api/v1"
 			expectError(t, providerBlock(base, standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
-				words(tc.want, "Request: GET "+base+"/browsers", "Check base_url (or BROWSERPROFILE_BASE_URL): "+base))
+				words(tc.want, "Request: GET "+base+"/browsers", "Check base_url (or BROWSERPROFILE_DEVELOPMENT_BASE_URL): "+base))
 		})
 	}
 	t.Run("name does not resolve", func(t *testing.T) {
 		base := "https://nonexistent-host.invalid/api/v1"
 		expectError(t, providerBlock(base, standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
-			words("The base address's host name does not resolve", "Check base_url (or BROWSERPROFILE_BASE_URL): "+base))
+			words("The base address's host name does not resolve", "Check base_url (or BROWSERPROFILE_DEVELOPMENT_BASE_URL): "+base))
 	})
 }
 

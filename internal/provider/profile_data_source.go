@@ -70,13 +70,16 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	if resp.Diagnostics.HasError() || d.data == nil {
 		return
 	}
-	defer func() { resp.Diagnostics = d.data.redacted(resp.Diagnostics) }()
 	key := state.ProfileKey.ValueString()
 	profile, err := d.data.client.GetProfile(ctx, key)
 	if errors.Is(err, client.ErrNotFound) {
 		// The list explains a 404, and holds the service's own spelling of
-		// a key that Terraform handed over in Unicode NFC.
-		list, listErr := d.data.client.ListProfiles(ctx)
+		// a key that Terraform handed over in Unicode NFC. It is the list
+		// read once for the whole plan (client.ListProfiles); waited for
+		// only so long, so that help never costs the plan its time.
+		helpCtx, cancel := context.WithTimeout(ctx, d.data.client.Timeout()/helpShare)
+		list, listErr := d.data.client.ListProfiles(helpCtx)
+		cancel()
 		spelled := ""
 		if listErr == nil {
 			spelled = client.ServiceSpelling(list.Profiles, key)
@@ -97,6 +100,10 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
+// helpShare is the part of request_timeout_seconds a missing key's help
+// waits for the list: beyond it, the 404 is reported without the help.
+const helpShare = 4
+
 // addNotFound explains a 404: the two known causes are a display name used
 // instead of a profile_key and a key from the other environment (interface
 // document, Errors). Where a listed profile has a field equal to what was
@@ -106,11 +113,12 @@ func (d *ProfileDataSource) addNotFound(diags *diag.Diagnostics, key string, lis
 	fmt.Fprintf(&b, "No profile has profile_key %q in the %s environment (base address %s).\n\n", key, d.data.environment, d.data.baseURL)
 	if list != nil {
 		if matches := client.FindByValue(list.Profiles, key); len(matches) > 0 {
-			m := matches[0]
+			// The service's words: masked as they enter the message.
+			m, redact := matches[0], d.data.client.Redact
 			if m.Field == "profile_key" {
-				fmt.Fprintf(&b, "Did you mean %q? Keys are matched exactly, case included.\n\n", m.Key)
+				fmt.Fprintf(&b, "Did you mean %q? Keys are matched exactly, case included.\n\n", redact(m.Key))
 			} else {
-				fmt.Fprintf(&b, "Did you mean %q? That profile's field %q holds the value you gave.\n\n", m.Key, m.Field)
+				fmt.Fprintf(&b, "Did you mean %q? That profile's field %q holds the value you gave.\n\n", redact(m.Key), redact(m.Field))
 			}
 		}
 	}

@@ -112,3 +112,36 @@ func TestAccProfileDataSource_sendsTheContractsHeaders(t *testing.T) {
 		}},
 	})
 }
+
+// Missing keys share the one list read of the plan, with the list data
+// source or without it: 5 missing among 35, a list of 20 pages, 20 list
+// requests at most.
+func TestAccProfileDataSource_missingKeysShareOneListRead(t *testing.T) {
+	for _, withList := range []bool{false, true} {
+		t.Run(fmt.Sprintf("with the list=%v", withList), func(t *testing.T) {
+			root, s := testStandin(t, standin.Options{Paging: "link", PageSize: 10, Environments: []standin.Environment{
+				{Name: "development", Token: standin.DemoDevelopmentToken, Profiles: standin.Generate(200)},
+			}})
+			config := devProvider(root)
+			for i := range 30 {
+				config += fmt.Sprintf("data \"browserprofile_profile\" \"present%d\" { profile_key = \"bp_gen_%07d\" }\n", i, i*6)
+			}
+			for i := range 5 {
+				config += fmt.Sprintf("data \"browserprofile_profile\" \"missing%d\" { profile_key = \"Generated profile %d\" }\n", i, 1000+i)
+			}
+			if withList {
+				config += `data "browserprofile_profiles" "all" {}` + "\n"
+			}
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config: config, PlanOnly: true,
+					ExpectError: regexp.MustCompile(`Profile not found`),
+				}},
+			})
+			if n := s.ListRequests.Load(); n > 20 {
+				t.Errorf("%d list requests for a plan with 5 missing keys and a list of 20 pages", n)
+			}
+		})
+	}
+}

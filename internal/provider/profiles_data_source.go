@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"runtime/debug"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -76,7 +75,6 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 		return
 	}
 	state := profilesState(list.Profiles)
-	releaseLargeBody(list.Bytes)
 	raw, err := (&tfprotov6.DynamicValue{MsgPack: state}).Unmarshal(resp.State.Schema.Type().TerraformType(ctx))
 	if err != nil {
 		resp.Diagnostics.AddError("Encoding the profile list failed", "This is a bug in the provider; please report it: "+err.Error())
@@ -87,10 +85,8 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 
 // readProfiles lists the profiles, with the list's warnings, for Read and
 // for the protocol server's fast path (server.go), which encode the state
-// each in its own way. What decoding left behind is collected before the
-// state is encoded (releaseLargeBody).
+// each in its own way.
 func readProfiles(ctx context.Context, data *providerData) (list *client.List, diags diag.Diagnostics) {
-	defer func() { diags = data.redacted(diags) }()
 	list, err := data.client.ListProfiles(ctx)
 	if err != nil {
 		data.addError(&diags, path.Empty(), err)
@@ -105,24 +101,5 @@ func readProfiles(ctx context.Context, data *providerData) (list *client.List, d
 	for _, w := range list.Warnings {
 		diags.AddWarning("The service's profile list needs attention", w)
 	}
-	releaseLargeBody(list.Bytes)
 	return list, diags
-}
-
-// largeBody is the size of list from which the memory its bodies held is
-// handed back at once.
-const largeBody = 8 << 20
-
-// releaseLargeBody collects garbage at the two points of a large list's read
-// where the most becomes garbage at once: when decoding is done, before the
-// state is encoded, and when it is encoded. Left to itself, the collector
-// runs only once the heap has doubled, and the process would hold the body,
-// the state and the garbage of each at once. The freed memory goes back to
-// the system at once, too, so that pages the process keeps do not add up. A
-// collection of what is live then, mostly pointer-free buffers, takes a few
-// milliseconds.
-func releaseLargeBody(size int64) {
-	if size >= largeBody {
-		debug.FreeOSMemory()
-	}
 }

@@ -3,6 +3,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -30,12 +31,48 @@ import (
 )
 
 // Environment variables, each the fallback for the attribute beside it.
+// A token is valid only against its own environment's address, so the
+// token and the base address have one variable per environment
+// (envVar), and the generic ones serve only the environment that
+// BROWSERPROFILE_ENVIRONMENT names (production when unset).
 const (
 	EnvAPIToken          = "BROWSERPROFILE_API_TOKEN"
 	EnvEnvironment       = "BROWSERPROFILE_ENVIRONMENT"
 	EnvBaseURL           = "BROWSERPROFILE_BASE_URL"
 	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
 )
+
+// envVar names an environment's own variable for a generic one:
+// BROWSERPROFILE_DEVELOPMENT_API_TOKEN for BROWSERPROFILE_API_TOKEN.
+func envVar(environment, generic string) string {
+	return "BROWSERPROFILE_" + strings.ToUpper(environment) + "_" + strings.TrimPrefix(generic, "BROWSERPROFILE_")
+}
+
+// envLookup reads the variables one provider block may take a setting
+// from: its environment's own, then the generic one where it serves that
+// environment. names lists them, for messages.
+type envLookup struct {
+	getenv      func(string) string
+	environment string
+	generic     bool // the generic variables serve this environment
+}
+
+func (l envLookup) get(generic string) (value, from string) {
+	if own := envVar(l.environment, generic); l.getenv(own) != "" {
+		return l.getenv(own), own
+	}
+	if l.generic && l.getenv(generic) != "" {
+		return l.getenv(generic), generic
+	}
+	return "", ""
+}
+
+func (l envLookup) names(generic string) string {
+	if l.generic {
+		return envVar(l.environment, generic) + " or " + generic
+	}
+	return envVar(l.environment, generic)
+}
 
 // The environments of the interface document.
 const (
@@ -114,7 +151,7 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 					"Each environment has its own base address, tokens and profile keys. " +
 					"Falls back to the `" + EnvEnvironment + "` environment variable.",
 				Optional:   true,
-				Validators: []validator.String{stringvalidator.OneOf(Production, Development)},
+				Validators: []validator.String{environmentValidator{}},
 			},
 			"api_token": schema.StringAttribute{
 				MarkdownDescription: "API token for the chosen environment, created in the web application under " +
@@ -288,7 +325,8 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 		"environment": settings.environment, "base_url": c.BaseURL(),
 	})
 	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL(), allowIncomplete: settings.allowIncomplete,
-		pagingSet: settings.client.Paging != nil, maxResponseMB: settings.client.MaxBodyBytes >> 20}
+		pagingSet: settings.client.Paging != nil, maxResponseMB: settings.client.MaxBodyBytes >> 20,
+		tokenVars: settings.tokenVars, baseURLVars: settings.baseURLVars}
 	resp.DataSourceData = data
 	p.configured.Store(data)
 }
@@ -309,6 +347,9 @@ type providerData struct {
 	allowIncomplete bool
 	pagingSet       bool
 	maxResponseMB   int64
+	// The environment variables the block's token and base address may
+	// come from, for advice.
+	tokenVars, baseURLVars string
 }
 
 // settings is a resolved provider block.
@@ -316,6 +357,9 @@ type settings struct {
 	environment     string
 	allowIncomplete bool
 	client          client.Config
+	// The environment variables this block reads its token and base
+	// address from, for messages.
+	tokenVars, baseURLVars string
 }
 
 // resolveSettings applies the precedence config value, then environment
@@ -356,43 +400,44 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		return s, diags
 	}
 
-	s.environment = firstSet(cfg.Environment, getenv(EnvEnvironment), Production)
+	defaultEnvironment := cmp.Or(getenv(EnvEnvironment), Production)
+	s.environment = firstSet(cfg.Environment, defaultEnvironment, Production)
 	if s.environment != Production && s.environment != Development {
-		diags.AddAttributeError(path.Root("environment"), "Invalid environment",
-			fmt.Sprintf("%s is %q; it must be %q or %q.", EnvEnvironment, s.environment, Production, Development))
+		diags.AddAttributeError(path.Root("environment"), "Invalid environment", environmentDetail(EnvEnvironment, s.environment))
 		return s, diags
 	}
+	env := envLookup{getenv: getenv, environment: s.environment, generic: s.environment == defaultEnvironment}
+	s.tokenVars, s.baseURLVars = env.names(EnvAPIToken), env.names(EnvBaseURL)
 
-	rawURL := firstSet(cfg.BaseURL, getenv(EnvBaseURL), builtIn[s.environment])
+	urlFromEnv, urlVar := env.get(EnvBaseURL)
+	rawURL := firstSet(cfg.BaseURL, urlFromEnv, builtIn[s.environment])
 	if rawURL == "" {
 		diags.AddAttributeError(path.Root("base_url"), "No base address for the "+s.environment+" environment",
 			fmt.Sprintf("This build of the provider has no built-in base address for the %s environment (a development build). "+
-				"Set base_url in the provider block, or the %s environment variable, to the %s environment's API address, ending in %s.",
-				s.environment, EnvBaseURL, s.environment, client.APIPathSuffix))
+				"Set base_url in the provider block, or %s in the environment, to the %s environment's API address, ending in %s.",
+				s.environment, s.baseURLVars, s.environment, client.APIPathSuffix))
 		return s, diags
 	}
 	base, err := client.ParseBaseURL(rawURL)
 	if err != nil {
 		source := "base_url"
 		if cfg.BaseURL.IsNull() {
-			source = EnvBaseURL
-			if getenv(EnvBaseURL) == "" {
-				source = "the built-in address of the " + s.environment + " environment"
-			}
+			source = cmp.Or(urlVar, "the built-in address of the "+s.environment+" environment")
 		}
 		diags.AddAttributeError(path.Root("base_url"), "Invalid base address", fmt.Sprintf("%s %q is not usable: %s.", source, rawURL, err))
 		return s, diags
 	}
 	s.client.BaseURL = base
 
-	token := firstSet(cfg.APIToken, getenv(EnvAPIToken), "")
+	tokenFromEnv, _ := env.get(EnvAPIToken)
+	token := firstSet(cfg.APIToken, tokenFromEnv, "")
 	trimmed := strings.TrimSpace(token)
 	switch {
 	case trimmed == "":
 		diags.AddAttributeError(path.Root("api_token"), "Missing API token",
 			fmt.Sprintf("No API token is configured for the %s environment. Set api_token in the provider block "+
-				"(from a sensitive variable) or the %s environment variable to a token created for the %s environment "+
-				"in the web application under Settings, then API Tokens.", s.environment, EnvAPIToken, s.environment))
+				"(from a sensitive variable), or %s in the environment, to a token created for the %s environment "+
+				"in the web application under Settings, then API Tokens.", s.environment, s.tokenVars, s.environment))
 		return s, diags
 	case strings.ContainsAny(trimmed, " \t\r\n"):
 		diags.AddAttributeError(path.Root("api_token"), "API token contains white space", tokenWhiteSpaceDetail)

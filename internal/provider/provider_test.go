@@ -108,6 +108,50 @@ func TestResolveSettings_precedence(t *testing.T) {
 	}
 }
 
+// Environment variables never cross environments: a block takes its own
+// environment's variables, and the generic ones only for the environment
+// BROWSERPROFILE_ENVIRONMENT names (production when unset).
+func TestResolveSettings_environmentVariablesNeverCrossEnvironments(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		EnvBaseURL: "https://prod.example.com/api/v1", EnvAPIToken: "prod-token",
+		"BROWSERPROFILE_DEVELOPMENT_BASE_URL": "https://dev.example.com/api/v1", "BROWSERPROFILE_DEVELOPMENT_API_TOKEN": "dev-token",
+	}
+	getenv := func(k string) string { return env[k] }
+	for environment, want := range map[string]struct{ host, token string }{
+		Production:  {"prod.example.com", "prod-token"},
+		Development: {"dev.example.com", "dev-token"},
+	} {
+		s, diags := resolveSettings(BrowserProfileProviderModel{Environment: types.StringValue(environment)}, getenv, nil)
+		if diags.HasError() || s.client.BaseURL.Host != want.host || s.client.Token != want.token {
+			t.Errorf("%s: %s, %q, %v", environment, s.client.BaseURL, s.client.Token, diags)
+		}
+	}
+	// A development block with only the generic variables, meant for
+	// production, takes neither, and says which variable it reads.
+	generic := func(k string) string {
+		if strings.Contains(k, "_"+strings.ToUpper(Development)+"_") {
+			return ""
+		}
+		return env[k]
+	}
+	_, diags := resolveSettings(BrowserProfileProviderModel{Environment: types.StringValue(Development), BaseURL: types.StringValue("https://dev.example.com/api/v1")}, generic, nil)
+	if !diags.HasError() || !strings.Contains(fmt.Sprint(diags), "or BROWSERPROFILE_DEVELOPMENT_API_TOKEN in the environment") || strings.Contains(fmt.Sprint(diags), EnvAPIToken) {
+		t.Errorf("diags %v", diags)
+	}
+	// The generic variables serve the environment BROWSERPROFILE_ENVIRONMENT names.
+	env[EnvEnvironment] = Development
+	s, diags := resolveSettings(BrowserProfileProviderModel{}, generic, nil)
+	if diags.HasError() || s.environment != Development || s.client.Token != "prod-token" {
+		t.Errorf("%+v %v", s, diags)
+	}
+	// The environment's own variable wins over the generic one.
+	s, diags = resolveSettings(BrowserProfileProviderModel{}, getenv, nil)
+	if diags.HasError() || s.client.Token != "dev-token" || s.client.BaseURL.Host != "dev.example.com" {
+		t.Errorf("%+v %v", s, diags)
+	}
+}
+
 func TestResolveSettings_failures(t *testing.T) {
 	t.Parallel()
 	base := types.StringValue("https://api.example.com/api/v1")
@@ -180,7 +224,7 @@ func TestResolveSettings_trimsSurroundingWhiteSpaceWithWarning(t *testing.T) {
 func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ block, want string }{
-		"environment": {`environment = "staging"`, `value must be one of: ["production" "development"]`},
+		"environment": {`environment = "prod"`, `environment is "prod"; it must be "production" or "development".`},
 		"placeholder": {`base_url = "{base_url}"`, `still holds the placeholder {base_url}; a real address is needed`},
 		"suffix":      {`base_url = "https://api.example.com/v1"`, `its path must end in /api/v1`},
 		"plain http":  {`base_url = "http://api.example.com/api/v1"`, `plain http:// is accepted only for loopback hosts`},
@@ -231,6 +275,7 @@ func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
 
 func TestAccProvider_missingTokenNamesAttributeAndVariable(t *testing.T) {
 	t.Setenv(EnvAPIToken, "")
+	t.Setenv(envVar(Development, EnvAPIToken), "")
 	root, _ := testStandin(t, standin.Options{})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
@@ -242,7 +287,7 @@ provider "browserprofile" {
 }
 data "browserprofile_profiles" "all" {}
 `, root+"/development/api/v1"),
-			ExpectError: words("Missing API token", "Set api_token in the provider block", "or the BROWSERPROFILE_API_TOKEN environment variable"),
+			ExpectError: words("Missing API token", "Set api_token in the provider block", "or BROWSERPROFILE_DEVELOPMENT_API_TOKEN in the environment"),
 		}},
 	})
 }
@@ -266,6 +311,7 @@ data "browserprofile_profile" "one" { profile_key = "team/alpha" }
 
 func TestAccProvider_noBuiltInAddressSaysHowToFix(t *testing.T) {
 	t.Setenv(EnvBaseURL, "")
+	t.Setenv(envVar(Development, EnvBaseURL), "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps: []resource.TestStep{{
@@ -276,7 +322,7 @@ provider "browserprofile" {
 }
 data "browserprofile_profiles" "all" {}
 `,
-			ExpectError: words("No base address for the development environment", "Set base_url in the provider block, or the BROWSERPROFILE_BASE_URL environment variable"),
+			ExpectError: words("No base address for the development environment", "Set base_url in the provider block, or BROWSERPROFILE_DEVELOPMENT_BASE_URL in the environment"),
 		}},
 	})
 }

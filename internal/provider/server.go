@@ -27,12 +27,12 @@ func NewServer(version, productionURL, developmentURL string) func() (tfprotov6.
 // server answers browserprofile_profiles' ReadDataSource itself. After a
 // data source's Read, the framework converts the whole state into its own
 // value types for semantic equality, compares it, copies it and walks it
-// again before encoding: with 100,000 profiles that is three times the CPU
-// of the read itself (measured with BenchmarkProfilesRead). The list's
-// schema has no configurable attributes, no custom types and no blocks, so
-// none of that work can change its state; the state is encoded straight
-// from the decoded list instead (answerState, and spliceCodec for sending
-// it).
+// again before encoding. The list's schema has no configurable attributes,
+// no custom types and no blocks, so none of that work can change its
+// state; the state is encoded straight from the decoded list instead
+// (profilesState). BenchmarkProfilesRead, 100,000 profiles: 0.53 s and
+// 133 MB allocated answered here, 3.7 s and 1.06 GB through the framework
+// (7 times the time, 8 times the memory), the HTTP read included in both.
 type server struct {
 	tfprotov6.ProviderServer
 	provider *BrowserProfileProvider
@@ -46,8 +46,7 @@ func (s *server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSour
 	list, diags := readProfiles(ctx, data)
 	resp := &tfprotov6.ReadDataSourceResponse{Diagnostics: toProtoDiagnostics(diags)}
 	if !diags.HasError() {
-		resp.State = &tfprotov6.DynamicValue{MsgPack: answerState(ctx, list)}
-		releaseLargeBody(list.Bytes)
+		resp.State = &tfprotov6.DynamicValue{MsgPack: profilesState(list.Profiles)}
 	}
 	return resp, nil
 }

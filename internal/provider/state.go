@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 
-	"google.golang.org/grpc/mem"
-
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 )
 
@@ -49,41 +47,6 @@ func appendFraming(b []byte, p client.Profile) []byte {
 	b = msgpackStr(b, "raw_json")
 	return msgpackStrHeader(b, len(p.Raw))
 }
-
-// profilesStateParts is profilesState in parts, for an answer spliceCodec
-// sends: the head (everything up to the first profile object, the keys
-// included) and, after two empty slots the codec fills, each profile object
-// as its framing, from one shared buffer, and its record, which stays where
-// the response body holds it. Nothing of the body is copied: the process
-// holds the body and the framing, not the body and a copy of it. sent is
-// called when the transport is done with the last framing.
-func profilesStateParts(profiles []client.Profile, sent func()) (head []byte, rest mem.BufferSlice) {
-	size, framing := 32, 0
-	for _, p := range profiles {
-		size += len(p.Key) + 5
-		framing += len(p.Key) + 32
-	}
-	head = appendStateHead(make([]byte, 0, size), profiles)
-
-	rest = make(mem.BufferSlice, 2, 2+2*len(profiles))
-	buf := make([]byte, 0, framing+freeHook)
-	for i, p := range profiles {
-		start := len(buf)
-		buf = appendFraming(buf, p)
-		framing := mem.Buffer(mem.SliceBuffer(buf[start:len(buf):len(buf)]))
-		if i == len(profiles)-1 {
-			// Pooled, so that the transport says when it is done with it:
-			// gRPC pools only buffers with room for a kilobyte.
-			last := buf[start:len(buf):cap(buf)]
-			framing = mem.NewBuffer(&last, onFree{sent})
-		}
-		rest = append(rest, framing, mem.SliceBuffer(p.Raw))
-	}
-	return head, rest
-}
-
-// freeHook is the room the last framing needs for gRPC to pool it.
-const freeHook = 1 << 10
 
 // The msgpack forms the state needs, in their shortest encodings, as
 // the msgpack specification requires of a canonical writer.

@@ -115,3 +115,29 @@ func (pagingValidator) ValidateObject(_ context.Context, req validator.ObjectReq
 		"paging needs exactly one way to the next page, and it has %d (%s): next_from for a cursor or address that each "+
 			"response holds, page_param for page numbers, or offset_param for offsets.", len(set), named))
 }
+
+// environmentValidator accepts the environments of the interface document,
+// in the words the environment variable's check uses.
+type environmentValidator struct{}
+
+func (environmentValidator) Description(context.Context) string {
+	return fmt.Sprintf("%q or %q", Production, Development)
+}
+
+func (v environmentValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (environmentValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if v := req.ConfigValue.ValueString(); v != Production && v != Development {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid environment", environmentDetail("environment", v))
+	}
+}
+
+// environmentDetail says that what source holds is no environment.
+func environmentDetail(source, value string) string {
+	return fmt.Sprintf("%s is %q; it must be %q or %q.", source, value, Production, Development)
+}

@@ -18,6 +18,7 @@ import (
 // list serves GET /browsers: the whole list in the configured shape, or one
 // page in the configured paging mode.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) {
+	s.ListRequests.Add(1)
 	if s.opts.Oversize > 0 {
 		streamOversize(w, s.opts.Oversize)
 		return

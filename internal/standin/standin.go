@@ -128,9 +128,10 @@ type Server struct {
 	started time.Time
 	traceMu sync.Mutex
 
-	Requests atomic.Int64 // requests received
-	Limited  atomic.Int64 // requests answered 429
-	Header   atomic.Value // the http.Header of the last request, for tests
+	Requests     atomic.Int64 // requests received
+	Limited      atomic.Int64 // requests answered 429
+	ListRequests atomic.Int64 // requests of a list page that reached the list
+	Header       atomic.Value // the http.Header of the last request, for tests
 }
 
 // New returns a stand-in serving opts.
