@@ -67,6 +67,8 @@ type RequestError struct {
 	URL         string // query values elided (Redactor.RedactURL)
 	StatusCode  int    // of the last response, on any attempt; 0 when none arrived
 	Excerpt     string // first bytes of the body, token masked
+	Reason      string // the service's reason, read from an error body (reason.go), token masked
+	Offered     string // for 406 and 415: the media types the service named, token masked
 	RequestID   string // quoted with Redactor.Quote
 	Attempts    int
 	Elapsed     time.Duration

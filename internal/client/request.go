@@ -145,6 +145,12 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 				body, _ = io.ReadAll(io.LimitReader(resp.Body, excerptWindow))
 			}
 			e.Excerpt = excerpt(body, c.redactor)
+			if resp.StatusCode >= 400 {
+				e.Reason = c.redactor.Redact(reason(body))
+			}
+			if resp.StatusCode == http.StatusNotAcceptable || resp.StatusCode == http.StatusUnsupportedMediaType {
+				e.Offered = c.redactor.Quote(offered(resp.Header))
+			}
 		}
 		e.RequestID = c.redactor.Quote(id)
 		return e
@@ -187,6 +193,17 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	}
 	n, _, _, _ := attempts.snapshot()
 	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body, attempts: n}, nil
+}
+
+// offered names the media types a 406 or 415 answer says the service has.
+func offered(h http.Header) string {
+	var parts []string
+	for _, name := range []string{"Accept", "Accept-Post", "Content-Type"} {
+		if v := h.Get(name); v != "" {
+			parts = append(parts, name+": "+v)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // plainHTTPToTLSPort recognises the answers TLS servers give a plain HTTP

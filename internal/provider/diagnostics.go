@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -113,6 +114,16 @@ func (d *providerData) explain(err error) (summary, advice string) {
 				"and be the API address of the %s environment. Check base_url (or %s).", client.APIPathSuffix, d.environment, d.baseURLVars)
 	case errors.Is(err, context.Canceled):
 		return "The read was cancelled", "Terraform cancelled the operation."
+	case re != nil && (re.StatusCode == http.StatusNotAcceptable || re.StatusCode == http.StatusUnsupportedMediaType):
+		offered := "The service did not say what it offers."
+		if re.Offered != "" {
+			offered = "The service answered with " + re.Offered + "."
+		}
+		return fmt.Sprintf("The service refused the request's media type (HTTP %d)", re.StatusCode), fmt.Sprintf(
+			"The provider sent \"Accept: application/json\", as every request to the API carries, and no request body. %s "+
+				"An API that will not answer in JSON is not the browser profile service's API: check base_url (or %s).", offered, d.baseURLVars)
+	case re != nil && re.Reason != "":
+		return fmt.Sprintf("The service answered HTTP %d", re.StatusCode), "The service refused the request, for the reason above."
 	case re != nil:
 		return fmt.Sprintf("The service answered HTTP %d", re.StatusCode), "The service refused the request; the body excerpt above may say why."
 	}
@@ -171,6 +182,9 @@ func (d *providerData) describe(re *client.RequestError) string {
 		if re.StatusCode != 0 && re.Cause != nil {
 			fmt.Fprintf(&b, " (the last: %v)", re.Cause)
 		}
+	}
+	if re.Reason != "" {
+		fmt.Fprintf(&b, "\nThe service's reason: %s", re.Reason)
 	}
 	if re.Excerpt != "" {
 		fmt.Fprintf(&b, "\nBody: %s", re.Excerpt)

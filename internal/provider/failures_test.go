@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -111,4 +112,41 @@ func TestAccProfileDataSource_readsTheServicesSpellingOfAnNFCKey(t *testing.T) {
 	expectState(t, devProvider(root)+`data "browserprofile_profile" "one" { profile_key = "café" }`,
 		statecheck.ExpectKnownValue("data.browserprofile_profile.one", tfjsonpath.New("raw_json"),
 			knownvalue.StringRegexp(regexp.MustCompile(`"name":"decomposed"`))))
+}
+
+// A refusal shows the service's reason whole, before the body's excerpt;
+// a 406 or 415 says what the provider asked for and what was offered.
+func TestAccProvider_refusalsShowTheServicesReason(t *testing.T) {
+	for status, want := range map[int][]string{
+		422: {"The service answered HTTP 422", "Response: HTTP 422",
+			`The service's reason: Invalid request; Your request is not valid and no HTTP validation response was found in the spec, so Prism is generating this error for you.; query.limit: must match pattern "^[0-9]+$"`,
+			"Body: {", "The service refused the request, for the reason above."},
+		406: {"The service refused the request's media type (HTTP 406)", `The provider sent "Accept: application/json"`,
+			"The service answered with Accept: text/csv, Content-Type: text/plain; charset=utf-8."},
+		415: {"The service refused the request's media type (HTTP 415)", `The provider sent "Accept: application/json"`, "Accept: text/csv"},
+	} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{Refuse: status})
+			expectError(t, listConfig(root), words(want...))
+		})
+	}
+}
+
+// A token too short to mask inside words (1, 3 and 7 characters) leaves
+// the provider's words and the base address the user set whole, while the
+// service's echo of it is still masked.
+func TestAccProvider_shortTokensKeepMessagesWhole(t *testing.T) {
+	for _, token := range []string{"t", "api", "abc1234"} {
+		t.Run(token, func(t *testing.T) {
+			root, _ := testStandin(t, standin.Options{EchoToken: true})
+			base := root + "/development/api/v1"
+			expectError(t, providerBlock(base, token)+`data "browserprofile_profiles" "all" {}`,
+				regexp.MustCompile(`(?s)API token rejected by the development environment.*`+
+					regexp.QuoteMeta("Request: GET "+base+"/browsers")+`\s+Environment: development\s+`+
+					regexp.QuoteMeta("Base address: "+base)+`.*`+
+					regexp.QuoteMeta(`The service's reason: invalid or revoked token`)+`.*`+
+					regexp.QuoteMeta(`"received":"Bearer ***"`)+`.*`+
+					regexp.QuoteMeta(`the token was created for the development environment`)))
+		})
+	}
 }

@@ -103,6 +103,12 @@ type Options struct {
 	// client cannot parse), "split" (where a body excerpt is cut).
 	EchoAs string
 
+	// Refuse answers every API request with this status as real servers
+	// do: 422 as Prism's RFC 9457 problem details with a validation list,
+	// 406 and 415 with the media types the server has, in Accept and
+	// Content-Type.
+	Refuse int
+
 	WrongRecord   bool // a single read answers another profile's record
 	ErrorObject   bool // a single read answers 200 with an error object
 	RedirectLoop  bool // every API request is redirected to itself
@@ -238,6 +244,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.opts.RedirectTo != "" && strings.Contains(r.URL.Path, "/api/v1/") {
 		http.Redirect(w, r, strings.TrimSuffix(s.opts.RedirectTo, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		return
+	}
+	if s.opts.Refuse != 0 && strings.Contains(r.URL.Path, "/api/v1/") {
+		refuse(w, s.opts.Refuse)
 		return
 	}
 	if s.opts.RedirectLoop && strings.Contains(r.URL.Path, "/api/v1/") {
@@ -468,4 +478,23 @@ type statusRecorder struct {
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+// refuse answers status with the body a real server sends with it.
+func refuse(w http.ResponseWriter, status int) {
+	switch status {
+	case http.StatusUnprocessableEntity:
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(status)
+		io.WriteString(w, `{"type":"https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY","title":"Invalid request","status":422,`+
+			`"detail":"Your request is not valid and no HTTP validation response was found in the spec, so Prism is generating this error for you.",`+
+			`"validation":[{"location":["query","limit"],"severity":"Error","code":"pattern","message":"must match pattern \"^[0-9]+$\""}]}`)
+	case http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		w.Header().Set("Accept", "text/csv")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		io.WriteString(w, http.StatusText(status))
+	default:
+		w.WriteHeader(status)
+	}
 }
