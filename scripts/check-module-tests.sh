@@ -26,7 +26,7 @@ start_standin "$tmp" -shell-file "$tmp/shell.sh" -shell-source "$cli_env"
 export TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 
 # The README's Usage example, copied as it is.
-usage="$tmp/usage"
+usage="$tmp/README-usage"
 mkdir -p "$usage"
 sed -n '/^## Usage/,/^## /p' "$root/README.md" | sed -n '/^```terraform$/,/^```$/p' | sed '1d;$d' >"$usage/main.tf"
 
@@ -46,12 +46,15 @@ module_tests() {
   done < <(find "$root/examples" -name '*.tftest.hcl' -printf '%h\n' | sort -u)
 }
 
-# plans CLI LABEL DIR WANT: DIR plans, and its output holds WANT.
+# plans CLI LABEL DIR WANT: DIR (a copy of an example, or of the README's
+# Usage example) plans, and its output holds WANT.
 plans() {
+  local name
+  name="$(basename "$3")"
   if out="$("$1" -chdir="$3" plan -input=false -no-color 2>&1)" && grep -q "$4" <<<"$out"; then
-    ok "${3#"$root"/} plans with $2"
+    ok "$name plans with $2"
   else
-    fail "${3#"$root"/} with $2" "$out"
+    fail "$name with $2" "$out"
   fi
 }
 

@@ -124,7 +124,7 @@ func measurePacing(b *testing.B, name string, opts standin.Options, reads int, i
 
 // limitedIdeal is the least time reads take through the rate limit in
 // opts: a token bucket lets its burst through at once, and the rest at its
-// rate, as issue #10 counts it ((301 - 10) / 50 = 5.8 s); a window, all at
+// rate, ((301 - 10) / 50 = 5.8 s); a window, all at
 // its rate, as what it accepts at once is soon spent at the pace reads are
 // offered, and then waits for the next one. A limit on requests in flight
 // allows as many at once, each held for its work (up to opts.Work at

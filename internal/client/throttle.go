@@ -299,9 +299,7 @@ func (t *throttle) landed(sent time.Time, written bool) {
 // its 429s late too, if less so, as those it refuses tend to be the ones
 // that came early; one whose work varies refuses as quickly each time, and
 // counts each request as it arrives: spacing from its answers would hold
-// every request back by its work (with up to 10 ms of it, 1.16x of the
-// ideal in-process when an answer later than the average moved the next
-// request; 1.08x since).
+// every request back by its work.
 func (t *throttle) answeredLate(now time.Time, refused bool) {
 	took := now.Sub(t.spacedFrom)
 	if refused {
@@ -371,13 +369,11 @@ func (t *throttle) due() time.Time {
 		// refused, with this one, are as many as it accepts, wait for the
 		// next. Counted by when they were let go, not answered, as a slow
 		// answer to a request the last window counted would take a place
-		// in this one (with up to 100 ms of work, 1.12x-1.20x of the
-		// ideal in-process). The window's first windowMargin still counts
+		// in this one. The window's first windowMargin still counts
 		// as the last one's, for the service's clock, and the last
 		// windowMargin before it as this one's, for the way there. Paced
-		// just below its count instead, a plan's pace grew past it, and
-		// the refused request waited out a Retry-After of a second, at
-		// some phases the plan's last.
+		// just below its count instead, the pace grows past it, and the
+		// refused request waits out a Retry-After of a second.
 		began := time.Now().Add(-windowMargin).Truncate(time.Second)
 		if countAfter(t.letGo, began.Add(-windowMargin)) >= int(t.known) {
 			at = later(at, began.Add(throttleWindow+windowMargin))
@@ -389,8 +385,7 @@ func (t *throttle) due() time.Time {
 		// pace: wait for one, with this one counted as taken. Each takes
 		// its place when it was let go, and windowMargin more for the way
 		// there, not when answered: a slow answer would hold it longer
-		// than the service does (with up to 50 ms of work, 1.08x-1.18x of
-		// the ideal in-process, since 1.04x-1.05x).
+		// than the service does.
 		room := max(int(t.known)-1, 0)
 		if n := len(t.letGo); n > room {
 			at = later(at, t.letGo[n-1-room].Add(throttleWindow+windowMargin))
@@ -613,10 +608,9 @@ func (t *throttle) observe(resp *http.Response, sent time.Time, busy int) {
 			// what it accepted since it was last empty, and what it
 			// wasted while full, if the pace climbed from below its rate
 			// (refilled), and no more than the pace it refused. Taken for
-			// the step before instead, a bucket of ten at 50 a second was
-			// paced at 75 to 130, refused again within minInterval two to
-			// four times, and cut each time (earlyCut) to anywhere from
-			// 0.9x to 1x its rate, by where the cuts fell.
+			// the step before instead, it is paced above its rate, refused
+			// again within minInterval, and cut each time (earlyCut) to
+			// wherever the cuts fall.
 			if t.smallBucket {
 				measured = max(measured, pace/fastGrowth)
 				t.lo, t.hi = measured, pace

@@ -1,7 +1,8 @@
 # Against the stand-in API: run `make standin` in another shell and paste the
-# lines it prints, which set BROWSERPROFILE_BASE_URL and
-# BROWSERPROFILE_API_TOKEN for the stand-in's production environment. Without
-# it, run the offline tests alone: terraform test -filter=tests/mock.tftest.hcl
+# line it prints, which sets BROWSERPROFILE_PRODUCTION_BASE_URL and
+# BROWSERPROFILE_PRODUCTION_API_TOKEN for the stand-in's production
+# environment. Without it, run the offline tests alone:
+# tofu test -filter=tests/mock.tftest.hcl
 provider "browserprofile" {
   environment = "production"
 }
