@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
@@ -65,6 +66,9 @@ func main() {
 	flag.IntVar(&opts.RateDropAfter, "rate-drop-after", 0, "halve the rate limit after this many requests")
 	flag.BoolVar(&opts.RateWindow, "rate-window", false, "count the rate limit per wall-clock second (a fixed window) instead of in a token bucket")
 	flag.BoolVar(&opts.RateSliding, "rate-sliding", false, "count the rate limit in any rolling second (a sliding log) instead of in a token bucket")
+	flag.IntVar(&opts.Quota, "quota", 0, "requests accepted in each fixed window of -quota-window, announced on every answer (-announce)")
+	flag.DurationVar(&opts.QuotaWindow, "quota-window", time.Second, "the window of -quota")
+	flag.StringVar(&opts.Announce, "announce", "github", "how -quota is announced: github (X-RateLimit-*) or ietf (RateLimit-Policy and RateLimit)")
 	flag.StringVar(&opts.RetryAfterForm, "retry-after", "seconds", "how a 429 says when to come back: seconds (rounded up), date, reset (X-RateLimit-Reset instead of Retry-After), or none")
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")

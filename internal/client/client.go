@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 // Defaults for the tunable settings; the provider documents them.
@@ -108,7 +110,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.http = &retryablehttp.Client{
 		HTTPClient: &http.Client{
-			Transport:     &throttledTransport{next: transport, throttle: c.throttle, redactor: c.redactor},
+			Transport:     &throttledTransport{next: transport, quota: pace.NewGate(pace.RealClock{}, cfg.MaxWait), throttle: c.throttle, redactor: c.redactor},
 			CheckRedirect: c.checkRedirect,
 		},
 		Logger:       nil, // requests are logged through tflog in request.go

@@ -539,3 +539,19 @@ func TestListProfiles_aRepeatPastTheClaimedEndIsTheEnd(t *testing.T) {
 		})
 	}
 }
+
+// A quota the service announces on every answer, in either family, is
+// obeyed before any refusal: reads wait for the window's reset instead of
+// being refused.
+func TestThrottle_obeysAnAnnouncedQuota(t *testing.T) {
+	t.Parallel()
+	for _, family := range []string{"github", "ietf"} {
+		t.Run(family, func(t *testing.T) {
+			t.Parallel()
+			_, s := readsAgainst(t, 30, standin.Options{Quota: 12, QuotaWindow: 400 * time.Millisecond, Announce: family})
+			if s.Limited.Load() != 0 {
+				t.Errorf("%d of %d requests refused", s.Limited.Load(), s.Requests.Load())
+			}
+		})
+	}
+}

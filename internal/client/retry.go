@@ -1,7 +1,6 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,10 +10,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 // retryableStatus is what the service answers when it is rate limiting (429)
@@ -42,15 +42,11 @@ func rateLimited(resp *http.Response) bool {
 	return false
 }
 
-// noneRemain tells whether a rate-limit header (rateLimitResets' families)
-// says that no requests remain.
+// noneRemain tells whether a quota the answer announces (pace.Announced)
+// has no requests left.
 func noneRemain(h http.Header) bool {
-	for _, r := range rateLimitResets {
-		if _, remaining := r.values(h); remaining == "0" {
-			return true
-		}
-	}
-	return false
+	q, ok := pace.Announced(h, time.Now())
+	return ok && q.Remaining == 0
 }
 
 // retryAfterTooLong is returned by checkRetry so that the request fails at
@@ -171,100 +167,22 @@ type pause struct {
 // (years away) is kept, capped, so that the request fails at once and shows
 // the value as it is.
 //
-// Without a Retry-After, many services say when their rate limit resets
-// instead (rateLimitResets); that is read the same way, provided the same
-// family of headers does not say that requests remain, in which case the
-// reset is that of another limit than the one refusing.
+// Without a Retry-After, many services say when their quota resets instead
+// (pace.Announced); that is read the same way, unless the same family of
+// headers says that requests remain, in which case the reset is that of
+// another limit than the one refusing.
 func pauseFrom(h http.Header, now time.Time) (pause, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if wait, ok := secondsOrTime(v, now, true); ok {
+		if wait, ok := pace.SecondsOrTime(v, now, true); ok {
 			return pause{wait, "Retry-After", v}, true
 		}
 		if at, err := http.ParseTime(v); err == nil {
-			return pause{waitUntil(at, now), "Retry-After", v}, true
+			return pause{pace.Until(at, now), "Retry-After", v}, true
 		}
 		return pause{}, false
 	}
-	for _, r := range rateLimitResets {
-		reset, remaining := r.values(h)
-		if reset == "" || remaining != "" && remaining != "0" {
-			continue
-		}
-		if wait, ok := secondsOrTime(reset, now, r.after); ok {
-			return pause{wait, r.reset, strings.TrimSpace(h.Get(r.reset))}, true
-		}
+	if q, ok := pace.Announced(h, now); ok && q.Remaining <= 0 {
+		return pause{q.Reset.Sub(now), q.Header, q.Raw}, true
 	}
 	return pause{}, false
 }
-
-// rateLimitResets are the headers services send, without a Retry-After, to
-// say when their rate limit resets, each with the header of its family
-// that says how many requests remain.
-var rateLimitResets = []rateLimitFamily{
-	{"RateLimit", "", true},                                    // IETF draft, structured
-	{"RateLimit-Reset", "RateLimit-Remaining", true},           // IETF draft, earlier
-	{"X-RateLimit-Reset-After", "X-RateLimit-Remaining", true}, // Discord
-	{"X-RateLimit-Reset", "X-RateLimit-Remaining", false},      // GitHub, GitLab, Okta, many
-	{"X-Rate-Limit-Reset", "X-Rate-Limit-Remaining", false},    // Twitter
-}
-
-type rateLimitFamily struct {
-	reset, remaining string
-	after            bool // always seconds from now, never a time
-}
-
-// values reads the family's reset and how many requests remain, each ""
-// when not sent.
-func (r rateLimitFamily) values(h http.Header) (reset, remaining string) {
-	reset, remaining = strings.TrimSpace(h.Get(r.reset)), strings.TrimSpace(h.Get(r.remaining))
-	if r.reset == "RateLimit" {
-		// The structured form: limit=10, remaining=0, reset=5, or
-		// "default";r=0;t=5 in later drafts.
-		fields := structuredParams(reset)
-		reset, remaining = cmp.Or(fields["reset"], fields["t"]), cmp.Or(fields["remaining"], fields["r"])
-	}
-	return reset, remaining
-}
-
-// secondsOrTime reads a wait as seconds from now, or, for the headers that
-// may carry either (after false), as a Unix time in seconds (from 10^9:
-// 2001) or milliseconds (from 10^12), as services differ. A value that is
-// not a number, or negative, is as good as absent.
-func secondsOrTime(v string, now time.Time, after bool) (time.Duration, bool) {
-	n, err := strconv.ParseFloat(v, 64)
-	if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
-		return 0, false
-	}
-	switch {
-	case after || n < 1e9:
-		return time.Duration(min(n, maxRetryAfter.Seconds()) * float64(time.Second)), true
-	case n < 1e12:
-		// Whole seconds and the fraction apart: in nanoseconds, a time
-		// past the year 2262 would overflow.
-		secs, frac := math.Modf(n)
-		return waitUntil(time.Unix(int64(secs), int64(frac*1e9)), now), true
-	default:
-		return waitUntil(time.UnixMilli(int64(min(n, 1e18))), now), true
-	}
-}
-
-// waitUntil is the wait until at: none if it is past, maxRetryAfter at most.
-func waitUntil(at, now time.Time) time.Duration {
-	return min(max(at.Sub(now), 0), maxRetryAfter)
-}
-
-// structuredParams reads the key=value parameters of a structured header
-// field, separated by commas or semicolons, quotes removed.
-func structuredParams(v string) map[string]string {
-	params := map[string]string{}
-	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
-		if k, val, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
-			params[strings.ToLower(strings.TrimSpace(k))] = strings.Trim(strings.TrimSpace(val), `"`)
-		}
-	}
-	return params
-}
-
-// maxRetryAfter caps a Retry-After; anything longer is shown as the
-// service sent it.
-const maxRetryAfter = 24 * time.Hour

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 // Some services of this kind revoke a token that keeps hitting the rate
@@ -1056,14 +1058,21 @@ func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
 	return ts[i:]
 }
 
-// throttledTransport puts every attempt through the throttle.
+// throttledTransport puts every attempt through the quota the service
+// announces (pace.Gate) and the throttle.
 type throttledTransport struct {
 	next     http.RoundTripper
+	quota    *pace.Gate
 	throttle *throttle
 	redactor *Redactor
 }
 
 func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.quota.Wait(req.Context()); err != nil {
+		return nil, err
+	}
+	var header http.Header
+	defer func() { t.quota.Done(header) }()
 	release, sent, busy, err := t.throttle.acquire(req.Context())
 	if err != nil {
 		return nil, err
@@ -1091,6 +1100,7 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 		release()
 		return nil, err
 	}
+	header = resp.Header
 	t.throttle.observe(resp, sent, busy)
 	// The request stays in flight until its body has been read.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}

@@ -66,6 +66,15 @@ type Options struct {
 	// RateSliding counts RateLimit requests in any rolling second (a
 	// sliding log), instead of in a token bucket.
 	RateSliding bool
+	// Quota counts this many requests in each fixed window of QuotaWindow
+	// (default a second), the windows starting when the stand-in does, and
+	// announces it on every answer, 2xx included, in the Announce family:
+	// "github" (X-RateLimit-Limit, -Remaining, -Reset as a Unix time) or
+	// "ietf" (RateLimit-Policy and RateLimit, "default";r=…;t=…), the reset
+	// rounded up to whole seconds, as services send it; none when "".
+	Quota       int
+	QuotaWindow time.Duration
+	Announce    string
 	// RetryAfterForm is how a 429 says when to come back: "seconds" (the
 	// default, rounded up to whole seconds, as most services do), "date"
 	// (an HTTP date, so whole seconds too), "reset" (no Retry-After, but
@@ -130,6 +139,7 @@ type Server struct {
 	inFlight atomic.Int64
 	window   fixedWindow
 	sliding  slidingLog
+	quota    quotaWindow
 
 	started time.Time
 	traceMu sync.Mutex
@@ -221,6 +231,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.opts.Quota > 0 {
+		remaining, reset := s.quota.take(time.Now(), s.started, cmp.Or(s.opts.QuotaWindow, time.Second), s.opts.Quota)
+		s.announce(w.Header(), remaining, reset)
+		if remaining < 0 {
+			s.tooMany(w, time.Until(reset))
+			return
+		}
+	}
 	if !hold(r, randN(s.opts.Work)) {
 		return
 	}
@@ -281,6 +299,48 @@ func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	writeJSON(w, cmp.Or(s.opts.LimitStatus, http.StatusTooManyRequests), map[string]string{"error": "rate limit exceeded"})
+}
+
+// announce writes the quota's headers in the configured family: what
+// remains (none, when refused) and the reset, rounded up to whole seconds
+// (a Unix time, or seconds from now).
+func (s *Server) announce(h http.Header, remaining int, reset time.Time) {
+	secs := int(math.Ceil(time.Until(reset).Seconds()))
+	remaining = max(remaining, 0)
+	switch s.opts.Announce {
+	case "github":
+		h.Set("X-RateLimit-Limit", strconv.Itoa(s.opts.Quota))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(int64(math.Ceil(float64(reset.UnixNano())/1e9)), 10))
+	case "ietf":
+		window := int(math.Ceil(cmp.Or(s.opts.QuotaWindow, time.Second).Seconds()))
+		h.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, s.opts.Quota, window))
+		h.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, remaining, secs))
+	}
+}
+
+// quotaWindow counts requests in fixed windows of any length, from a start.
+type quotaWindow struct {
+	mu    sync.Mutex
+	index int64
+	used  int
+}
+
+// take counts one request at now, and returns what remains of its window
+// (-1 when it is refused) and when the window resets.
+func (q *quotaWindow) take(now, start time.Time, window time.Duration, limit int) (int, time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := int64(now.Sub(start) / window)
+	if i != q.index {
+		q.index, q.used = i, 0
+	}
+	reset := start.Add(time.Duration(i+1) * window)
+	if q.used >= limit {
+		return -1, reset
+	}
+	q.used++
+	return limit - q.used, reset
 }
 
 // fixedWindow counts requests per wall-clock second.

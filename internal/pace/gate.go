@@ -1,0 +1,131 @@
+package pace
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Clock is what a Gate needs of time, so that tests can run it in virtual
+// time.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+func (RealClock) Now() time.Time                         { return time.Now() }
+func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// resetMargin is how long after an announced reset requests go again, for
+// the service's clock.
+const resetMargin = 20 * time.Millisecond
+
+// sameWindow is how close two announced resets must be to be one window's:
+// resets given as seconds from now drift by their rounding.
+const sameWindow = time.Second
+
+// Gate holds requests to the quota the service announced last (package
+// doc). The zero value is not usable; use NewGate.
+type Gate struct {
+	clock Clock
+	// longest is the longest wait a Gate keeps a request for: past it the
+	// request goes, and the service's refusal says when to come back.
+	longest time.Duration
+
+	mu       sync.Mutex
+	answered bool          // an answer came: whether the service announces is known
+	quota    Quota         // the last announced, or, once its reset passed, the next window's as far as known
+	known    bool          // a quota with a remaining count was announced
+	rolled   bool          // quota is the next window's, guessed: the next answer replaces it
+	inFlight int           // requests let go and not yet answered
+	changed  chan struct{} // closed, and replaced, at each answer
+}
+
+// NewGate returns a Gate that waits at most longest for a reset.
+func NewGate(clock Clock, longest time.Duration) *Gate {
+	return &Gate{clock: clock, longest: longest, changed: make(chan struct{})}
+}
+
+// Reserve lets a request go now, counting it in flight, and returns 0; or
+// returns how long it must wait before asking again, at the latest (an
+// answer may let it go sooner: Wait). Every request let go must be
+// followed by Done.
+func (g *Gate) Reserve() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if wait := g.delay(g.clock.Now()); wait > 0 {
+		return wait
+	}
+	g.inFlight++
+	return 0
+}
+
+// delay is how long a request must wait at now: until the reset, when the
+// requests that remain are all in flight; and, until the first answer says
+// whether the service announces a quota, until that answer.
+func (g *Gate) delay(now time.Time) time.Duration {
+	if !g.answered && g.inFlight > 0 {
+		return g.longest
+	}
+	if g.known && !g.rolled && !now.Before(g.quota.Reset.Add(resetMargin)) {
+		// The window reset: the next allows its limit (one request, to
+		// learn it, when none was announced) until an answer says more.
+		g.quota.Remaining, g.rolled = max(g.quota.Limit, 1), true
+	}
+	switch {
+	case !g.known || g.quota.Remaining-g.inFlight > 0:
+		return 0
+	case g.rolled:
+		return g.longest // until an answer says more (Wait)
+	}
+	wait := g.quota.Reset.Add(resetMargin).Sub(now)
+	if wait > g.longest {
+		return 0
+	}
+	return wait
+}
+
+// Wait blocks until a request may go (Reserve), or ctx is done.
+func (g *Gate) Wait(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		changed := g.changed
+		g.mu.Unlock()
+		wait := g.Reserve()
+		if wait == 0 {
+			return nil
+		}
+		select {
+		case <-g.clock.After(wait):
+		case <-changed: // an answer: the quota may allow more
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Done takes a request out of flight, with the headers of its answer (nil
+// when none came), and reads the quota they announce. Answers may arrive
+// out of order: within one window the least remaining wins, and an answer
+// of an earlier window, or whose reset has passed, is old news.
+func (g *Gate) Done(h http.Header) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inFlight--
+	g.answered = true
+	now := g.clock.Now()
+	if q, ok := Announced(h, now); ok && q.Remaining >= 0 && q.Reset.After(now) {
+		switch {
+		case !g.known, g.rolled, q.Reset.Sub(g.quota.Reset) >= sameWindow:
+			g.quota, g.known, g.rolled = q, true, false
+		case g.quota.Reset.Sub(q.Reset) < sameWindow:
+			g.quota.Remaining = min(g.quota.Remaining, q.Remaining)
+		}
+	}
+	close(g.changed)
+	g.changed = make(chan struct{})
+}

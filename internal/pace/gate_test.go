@@ -1,0 +1,149 @@
+package pace
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// fakeClock is virtual time: it moves only when the test moves it.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time                       { return c.now }
+func (c *fakeClock) After(time.Duration) <-chan time.Time { return nil }
+
+// quotaService is a fixed window of limit requests each window, its
+// windows starting phase after each multiple of window since 1970, that
+// announces its quota on every answer in one family of headers, the reset
+// rounded up to whole seconds, as services send it.
+type quotaService struct {
+	limit         int
+	window, phase time.Duration
+	family        string
+	counts        map[int64]int
+}
+
+// answer counts a request arriving at at, and answers it.
+func (s *quotaService) answer(at time.Time) (accepted bool, h http.Header) {
+	since := at.Sub(time.Unix(0, 0)) - s.phase
+	i := int64(since / s.window)
+	end := time.Unix(0, 0).Add(s.phase + time.Duration(i+1)*s.window)
+	accepted = s.counts[i] < s.limit
+	if accepted {
+		s.counts[i]++
+	}
+	remaining := s.limit - s.counts[i]
+	h = http.Header{}
+	switch s.family {
+	case "github":
+		h.Set("X-RateLimit-Limit", strconv.Itoa(s.limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(int64(math.Ceil(float64(end.UnixNano())/1e9)), 10))
+	case "ietf":
+		h.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, s.limit, int(s.window.Seconds())))
+		h.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, remaining, int(math.Ceil(end.Sub(at).Seconds()))))
+	}
+	return accepted, h
+}
+
+// plan sends n requests, conc at a time, each answered rtt after it goes
+// (counted half way), through a Gate in virtual time, every refused one
+// sent again; it returns how long they took and how many were refused.
+func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (took time.Duration, refused int) {
+	clock := &fakeClock{now: start}
+	g := NewGate(clock, time.Minute)
+	type answer struct {
+		at       time.Time
+		accepted bool
+		h        http.Header
+	}
+	var inFlight []answer
+	toSend, done := n, 0
+	for done < n {
+		recheck := time.Time{}
+		for len(inFlight) < conc && toSend > 0 {
+			if wait := g.Reserve(); wait > 0 {
+				recheck = clock.now.Add(wait)
+				break
+			}
+			toSend--
+			ok, h := s.answer(clock.now.Add(rtt / 2))
+			inFlight = append(inFlight, answer{clock.now.Add(rtt), ok, h})
+		}
+		// The next event: the first answer (in order, as sent), or the
+		// end of a wait with nothing in flight.
+		if len(inFlight) == 0 {
+			clock.now = recheck
+			continue
+		}
+		a := inFlight[0]
+		inFlight = inFlight[1:]
+		clock.now = a.at
+		g.Done(a.h)
+		if a.accepted {
+			done++
+		} else {
+			refused++
+			toSend++
+		}
+	}
+	return clock.now.Sub(start), refused
+}
+
+// With a quota announced, in either family, requests go until the window's
+// requests are spent, then wait for its reset: nothing is refused, and the
+// plan ends when the window it needs opens, give or take the reset's
+// rounding and a round trip.
+func TestGate_obeysAnAnnouncedQuotaBeforeAnyRefusal(t *testing.T) {
+	t.Parallel()
+	for _, family := range []string{"github", "ietf"} {
+		for _, window := range []time.Duration{2 * time.Second, 10 * time.Second} {
+			for _, rtt := range []time.Duration{0, 80 * time.Millisecond} {
+				name := fmt.Sprintf("%s, 100 per %s, round trip %s", family, window, rtt)
+				s := &quotaService{limit: 100, window: window, phase: 300 * time.Millisecond, family: family, counts: map[int64]int{}}
+				start := time.Unix(1_800_000_000, 0).Add(4100 * time.Millisecond)
+				took, refused := plan(s, 301, 8, rtt, start)
+				// The fourth window the plan needs opens two windows after
+				// the first ends.
+				firstEnds := window - (start.Sub(time.Unix(0, 0))-s.phase)%window
+				ideal := firstEnds + 2*window + rtt
+				t.Logf("%s: %s, %.2fx of %s", name, took, float64(took)/float64(ideal), ideal)
+				if refused != 0 || took < ideal || took > ideal+3*(time.Second+resetMargin) {
+					t.Errorf("%s: took %s (ideal %s), %d refused", name, took, ideal, refused)
+				}
+			}
+		}
+	}
+}
+
+// The first request goes alone: its answer says whether the service
+// announces a quota. Without one, nothing is held; a reset further off than
+// the longest wait is not waited for, as the service's refusal says when.
+func TestGate_holdsNothingUnannounced(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	clock := &fakeClock{now: now}
+	g := NewGate(clock, 30*time.Second)
+	if g.Reserve() != 0 || g.Reserve() == 0 {
+		t.Fatal("the first request did not go alone")
+	}
+	g.Done(http.Header{})
+	for range 20 {
+		if wait := g.Reserve(); wait != 0 {
+			t.Fatalf("held %s with nothing announced", wait)
+		}
+	}
+	g.Done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}})
+	if wait := g.Reserve(); wait != 5*time.Second+resetMargin {
+		t.Errorf("held %s for a reset 5 s away", wait)
+	}
+	g = NewGate(clock, 30*time.Second)
+	g.Reserve()
+	g.Done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}})
+	if wait := g.Reserve(); wait != 0 {
+		t.Errorf("held %s for a reset an hour away", wait)
+	}
+}
