@@ -24,7 +24,11 @@
 #      average work), nor than the same plan from a provider block told the
 #      limit in advance (in each round, just before). The jittered bucket's
 #      ideal counts each request half the jitter late, on average, as no
-#      client can know in advance how late it will be counted. Targets:
+#      client can know in advance how late it will be counted. Also a
+#      rolling window that counts the requests it refuses (as HAProxy's
+#      counters do), some limiters 80 ms away (-latency), and quotas
+#      announced on every answer (-quota), whose ideal is the 301 requests
+#      in as few of their windows as they allow. Targets:
 #      no error, wall time <= 1.1x the ideal (max of the
 #      requests past a bucket's burst / rate and the same plan against the
 #      same service without its limit), < 2% of the requests answered 429,
@@ -127,7 +131,7 @@ cpu_med=$(cut -d' ' -f1 "$tmp/ratios" | median)
 mem_med=$(cut -d' ' -f2 "$tmp/ratios" | median)
 tf_med=$(cut -d' ' -f3 "$tmp/ratios" | median)
 
-echo "== (b) 301 reads against limits of 50 (and 30) requests/s, or on requests in flight"
+echo "== (b) 301 reads against limits of 50 (and 30) requests/s, on requests in flight, or announced quotas; some 80 ms away"
 # The same plan against the same service without its limit, by the
 # service's work (the -work given, or none): the ideal's other half. The
 # mean of two plans, as one varies by a third here.
@@ -159,15 +163,15 @@ reference_plan() { # DIR FLAGS...
 }
 
 declare -A free_wall
-unlimited() { # WORK
-  [ -n "${free_wall[$1]:-}" ] && return
+unlimited() { # WORK LATENCY
+  [ -n "${free_wall[$1 $2]:-}" ] && return
   local walls=()
   for _ in 1 2; do
-    reference_plan "$tmp/rate" -work "$1"
+    reference_plan "$tmp/rate" -work "$1" -latency "$2"
     walls+=("$wall")
   done
-  free_wall[$1]=$(echo "scale=3; (${walls[0]} + ${walls[1]}) / 2" | bc)
-  printf '  unlimited, work up to %s: %.2fs and %.2fs\n' "$1" "${walls[0]}" "${walls[1]}"
+  free_wall[$1 $2]=$(echo "scale=3; (${walls[0]} + ${walls[1]}) / 2" | bc)
+  printf '  unlimited, work up to %s, round trip %s: %.2fs and %.2fs\n' "$1" "$2" "${walls[0]}" "${walls[1]}"
 }
 
 # Worst medians by group: core (the buckets and the fixed window) and more. Each
@@ -177,8 +181,17 @@ errors=0 rate_rc=0 core_benches=
 while IFS='|' read -r name flags group bench; do
   [ "$group" = core ] && core_benches="$core_benches $bench"
   work=$(echo "$flags" | sed -n 's/.*-work \([^ ]*\).*/\1/p'); work=${work:-0s}
-  unlimited "$work"
-  ideal=${free_wall[$work]}
+  latency=$(echo "$flags" | sed -n 's/.*-latency \([^ ]*\).*/\1/p'); latency=${latency:-0s}
+  unlimited "$work" "$latency"
+  ideal=${free_wall[$work $latency]}
+  quota=$(echo "$flags" | sed -n 's/.*-quota \([0-9]*\).*/\1/p')
+  if [ -n "$quota" ]; then
+    # An announced quota: the 301 requests in as few of its windows as it
+    # allows, the first starting as the stand-in does, just before the
+    # plan.
+    window=$(echo "$flags" | sed -n 's/.*-quota-window \([0-9]*\)s.*/\1/p')
+    ideal=$(echo "scale=3; f = $(((301 + quota - 1) / quota - 1)) * $window; if (f > $ideal) f else $ideal" | bc)
+  fi
   limit=$(echo "$flags" | sed -n 's/.*-rate-limit \([0-9]*\).*/\1/p')
   if [ -n "$limit" ]; then
     # The list and 300 reads: a token bucket lets its burst through at once
@@ -265,6 +278,15 @@ fixed window of 50 per second|-rate-limit 50 -rate-window|core|fixed_window
 rolling window of 50 in any second|-rate-limit 50 -rate-sliding|more|sliding_window
 4 in flight, work up to 100 ms|-max-in-flight 4 -work 100ms|more|in_flight4_work
 2 in flight, work up to 60 ms|-max-in-flight 2 -work 60ms|more|in_flight2_work
+rolling window counting refusals|-rate-limit 50 -rate-sliding -rate-count-refused|more|
+bucket, burst 1, 80 ms away|-rate-limit 50 -rate-burst 1 -latency 80ms|more|
+bucket, burst 10, 80 ms away|-rate-limit 50 -rate-burst 10 -latency 80ms|more|
+fixed window, 80 ms away|-rate-limit 50 -rate-window -latency 80ms|more|
+rolling window counting refusals, 80 ms|-rate-limit 50 -rate-sliding -rate-count-refused -latency 80ms|more|
+quota 100 per 10 s, X-RateLimit-*|-quota 100 -quota-window 10s -announce github|more|
+quota 100 per 10 s, RateLimit|-quota 100 -quota-window 10s -announce ietf|more|
+quota 100 per 2 s, X-RateLimit-*|-quota 100 -quota-window 2s -announce github|more|
+quota 100 per 2 s, RateLimit, 80 ms|-quota 100 -quota-window 2s -announce ietf -latency 80ms|more|
 LIMITERS
 
 echo "== (b2) the same limiters in-process (BenchmarkPacing), 3 rounds"

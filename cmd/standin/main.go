@@ -73,6 +73,8 @@ func main() {
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")
 	flag.IntVar(&opts.ResetEvery, "reset-every", 0, "drop the connection of every Nth request")
 	flag.DurationVar(&opts.Delay, "delay", 0, "delay before each answer")
+	flag.DurationVar(&opts.Latency, "latency", 0, "a network's round trip: half before each request is counted, half before its answer leaves")
+	flag.BoolVar(&opts.RateCountRefused, "rate-count-refused", false, "with -rate-sliding: count refused requests too, as HAProxy's request-rate counters do")
 	flag.IntVar(&opts.LimitStatus, "limit-status", 0, "the status a rate limit answers: 429 unless set (403, as GitHub's limits do)")
 	flag.IntVar(&opts.MaxInFlight, "max-in-flight", 0, "refuse (429) a request that arrives while this many are being worked on")
 	flag.DurationVar(&opts.Work, "work", 0, "a random delay up to this after each request is counted and accepted, before it is answered, as a real service's own work varies")

@@ -85,6 +85,14 @@ type Options struct {
 	FailEvery      int           // every Nth request answers 503 with a proxy's HTML page
 	ResetEvery     int           // every Nth request has its connection dropped
 	Delay          time.Duration // before each request is counted and answered
+	// Latency is a network's round trip: half of it before a request
+	// reaches the limiters, half before its answer, whatever it is,
+	// leaves.
+	Latency time.Duration
+	// RateCountRefused makes the rolling window (RateSliding) count the
+	// requests it refuses too, as HAProxy's request-rate counters do: a
+	// client that keeps sending while refused stays refused.
+	RateCountRefused bool
 	// LimitStatus is the status a rate limit answers: 429 unless set; 403,
 	// as GitHub's limits and Google's older APIs answer theirs, with the
 	// same headers.
@@ -194,8 +202,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.HugeRequestID {
 		w.Header().Set("X-Request-Id", strings.Repeat("r", 900<<10))
 	}
-	if !hold(r, s.opts.Delay+randN(s.opts.Jitter)) {
+	if !hold(r, s.opts.Delay+s.opts.Latency/2+randN(s.opts.Jitter)) {
 		return
+	}
+	if s.opts.Latency > 0 {
+		w = &lateWriter{ResponseWriter: w, r: r, late: s.opts.Latency / 2}
 	}
 	if s.opts.MaxInFlight > 0 {
 		if s.inFlight.Add(1) > int64(s.opts.MaxInFlight) {
@@ -226,7 +237,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
-		if wait, ok := s.sliding.take(time.Now(), int(limit)); !ok {
+		if wait, ok := s.sliding.take(time.Now(), int(limit), s.opts.RateCountRefused); !ok {
 			s.tooMany(w, wait)
 			return
 		}
@@ -374,7 +385,7 @@ type slidingLog struct {
 
 // take counts one request; when the last second's limit is spent it returns
 // how long until the oldest of them leaves it.
-func (l *slidingLog) take(now time.Time, limit int) (time.Duration, bool) {
+func (l *slidingLog) take(now time.Time, limit int, countRefused bool) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i := 0
@@ -383,11 +394,35 @@ func (l *slidingLog) take(now time.Time, limit int) (time.Duration, bool) {
 	}
 	l.accepted = append(l.accepted[:0], l.accepted[i:]...)
 	if len(l.accepted) >= limit {
-		return l.accepted[0].Add(time.Second).Sub(now), false
+		wait := l.accepted[0].Add(time.Second).Sub(now)
+		if countRefused {
+			l.accepted = append(l.accepted, now)
+		}
+		return wait, false
 	}
 	l.accepted = append(l.accepted, now)
 	return 0, true
 }
+
+// lateWriter holds an answer back by late before its first byte leaves,
+// as the way back over a network does.
+type lateWriter struct {
+	http.ResponseWriter
+	r    *http.Request
+	late time.Duration
+	held bool
+}
+
+func (w *lateWriter) hold() {
+	if !w.held {
+		w.held = true
+		hold(w.r, w.late)
+	}
+}
+
+func (w *lateWriter) WriteHeader(status int) { w.hold(); w.ResponseWriter.WriteHeader(status) }
+
+func (w *lateWriter) Write(b []byte) (int, error) { w.hold(); return w.ResponseWriter.Write(b) }
 
 // hold waits for d, or until the request is given up: false then.
 func hold(r *http.Request, d time.Duration) bool {

@@ -33,18 +33,18 @@ func TestSlidingLog(t *testing.T) {
 	var l slidingLog
 	start := time.Date(2026, 11, 23, 12, 0, 3, 900e6, time.UTC)
 	for i := range 3 {
-		if _, ok := l.take(start.Add(time.Duration(i)*100*time.Millisecond), 3); !ok {
+		if _, ok := l.take(start.Add(time.Duration(i)*100*time.Millisecond), 3, false); !ok {
 			t.Fatalf("request %d of 3 refused", i+1)
 		}
 	}
 	// Past the wall-clock second: still within the last second.
-	if wait, ok := l.take(start.Add(500*time.Millisecond), 3); ok || wait != 500*time.Millisecond {
+	if wait, ok := l.take(start.Add(500*time.Millisecond), 3, false); ok || wait != 500*time.Millisecond {
 		t.Errorf("the fourth within a second: accepted %v, wait %v; want refused, 500ms", ok, wait)
 	}
-	if _, ok := l.take(start.Add(1001*time.Millisecond), 3); !ok {
+	if _, ok := l.take(start.Add(1001*time.Millisecond), 3, false); !ok {
 		t.Error("refused once the oldest left the last second")
 	}
-	if _, ok := l.take(start.Add(1050*time.Millisecond), 3); ok {
+	if _, ok := l.take(start.Add(1050*time.Millisecond), 3, false); ok {
 		t.Error("accepted a fourth within the last second")
 	}
 }
@@ -114,6 +114,54 @@ func TestLimitStatus(t *testing.T) {
 		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 		if refused := rec.Code == http.StatusForbidden; refused != (i == 1) || refused && rec.Header().Get("Retry-After") == "" {
 			t.Errorf("request %d: %d, Retry-After %q; want only the second refused, with 403 and a Retry-After", i+1, rec.Code, rec.Header().Get("Retry-After"))
+		}
+	}
+}
+
+// A rolling window that counts refused requests too stays shut while a
+// client keeps sending.
+func TestSlidingLog_countingRefusals(t *testing.T) {
+	t.Parallel()
+	var l slidingLog
+	start := time.Date(2026, 11, 23, 12, 0, 3, 0, time.UTC)
+	for i := range 3 {
+		if _, ok := l.take(start.Add(time.Duration(i)*time.Millisecond), 3, true); !ok {
+			t.Fatalf("request %d of 3 refused", i+1)
+		}
+	}
+	if _, ok := l.take(start.Add(900*time.Millisecond), 3, true); ok {
+		t.Fatal("a fourth within the second accepted")
+	}
+	// The first three have left the last second; the refused one has not.
+	if _, ok := l.take(start.Add(1500*time.Millisecond), 3, true); !ok {
+		t.Error("refused with one refusal in the last second")
+	}
+	if _, ok := l.take(start.Add(1501*time.Millisecond), 3, true); !ok {
+		t.Error("refused with two in the last second")
+	}
+	if _, ok := l.take(start.Add(1502*time.Millisecond), 3, true); ok {
+		t.Error("accepted a fourth, the refused one counted")
+	}
+}
+
+// A latency holds each request half of it before it is counted, and each
+// answer, refusals included, the other half.
+func TestLatency_holdsBothWays(t *testing.T) {
+	t.Parallel()
+	s := New(Options{Latency: 60 * time.Millisecond, RateLimit: 1, RateBurst: 1, Environments: DemoEnvironments()})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for _, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/development/api/v1/browsers", nil)
+		req.Header.Set("Authorization", "Bearer "+DemoDevelopmentToken)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if took := time.Since(start); resp.StatusCode != want || took < 60*time.Millisecond {
+			t.Errorf("HTTP %d after %s, want %d after 60ms or more", resp.StatusCode, took, want)
 		}
 	}
 }
