@@ -1100,7 +1100,13 @@ func (t *throttledTransport) RoundTrip(req *http.Request) (*http.Response, error
 		release()
 		return nil, err
 	}
-	header = resp.Header
+	if resp.StatusCode < 300 {
+		// A quota is read from the answers it accepted, which a service
+		// announcing one sends with every one. A refusal's reset, often
+		// a rounding of a much shorter wait, holds only the refused
+		// request, whose retry waits for it.
+		header = resp.Header
+	}
 	t.throttle.observe(resp, sent, busy)
 	// The request stays in flight until its body has been read.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}

@@ -156,14 +156,17 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 			"api_token": schema.StringAttribute{
 				MarkdownDescription: "API token for the chosen environment, created in the web application under " +
 					"Settings, then API Tokens. Treat it like a password: pass it from a sensitive variable. " +
-					"Falls back to the `" + EnvAPIToken + "` environment variable. Surrounding white space is trimmed with a warning.",
+					"Falls back to the environment's own variable, `BROWSERPROFILE_PRODUCTION_API_TOKEN` or `BROWSERPROFILE_DEVELOPMENT_API_TOKEN`, " +
+					"then to `" + EnvAPIToken + "` when the block's environment is the one `" + EnvEnvironment + "` names (production when unset). " +
+					"Surrounding white space is trimmed with a warning.",
 				Optional:   true,
 				Sensitive:  true,
 				Validators: []validator.String{tokenValidator{}},
 			},
 			"base_url": schema.StringAttribute{
 				MarkdownDescription: "Overrides the environment's built-in API address. An absolute URL whose path ends in `/api/v1`; " +
-					"`https://`, or `http://` for loopback hosts only. Falls back to the `" + EnvBaseURL + "` environment variable.",
+					"`https://`, or `http://` for loopback hosts only. Falls back to `BROWSERPROFILE_PRODUCTION_BASE_URL` or " +
+					"`BROWSERPROFILE_DEVELOPMENT_BASE_URL`, then to `" + EnvBaseURL + "`, as `api_token` does.",
 				Optional:   true,
 				Validators: []validator.String{baseURLValidator{}},
 			},
