@@ -29,9 +29,9 @@
 #      counters do), some limiters 80 ms away (-latency), and quotas
 #      announced on every answer (-quota), whose ideal is the 301 requests
 #      in as few of their windows as they allow. Targets:
-#      no error, wall time <= 1.1x the ideal (max of the
+#      no error, wall time <= 1.15x the ideal (max of the
 #      requests past a bucket's burst / rate and the same plan against the
-#      same service without its limit), < 2% of the requests answered 429,
+#      same service without its limit), <= 3% of the requests answered 429,
 #      for the worst limiter's median of $BENCH_ROUNDS plans (every plan is
 #      shown). The exit status is the core limiters' (the buckets and the
 #      fixed window); the others are held to the same targets and reported
@@ -340,14 +340,14 @@ echo "== summary (medians of $rounds rounds for (a) and for each limiter in (b),
 check "(a) provider CPU" "${cpu_med}x floor" "target <= 1x" "$cpu_med <= 1"
 check "(a) provider memory" "${mem_med}x body" "target <= 5x" "$mem_med <= 5"
 check "(a) provider memory" "${tf_med}% of terraform's" "target <= 25%" "$tf_med <= 25"
-check "(b) core, worst wall time" "${worst_ratio[core]}x ideal" "target <= 1.1x" "${worst_ratio[core]} <= 1.1"
-check "(b) core, worst 429 share" "${worst_share[core]}%" "target < 2%" "${worst_share[core]} < 2"
+check "(b) core, worst wall time" "${worst_ratio[core]}x ideal" "target <= 1.15x" "${worst_ratio[core]} <= 1.15"
+check "(b) core, worst 429 share" "${worst_share[core]}%" "target <= 3%" "${worst_share[core]} <= 3"
 check "(b) errors, all limiters" "$errors" "target 0" "$errors == 0 && $rate_rc == 0"
-check "(b2) core, worst wall time" "${pacing_ratio[core]:-?}x ideal" "target <= 1.1x" "${pacing_ratio[core]:-9} <= 1.1"
-check "(b2) core, worst 429 share" "${pacing_share[core]:-?}%" "target < 2%" "${pacing_share[core]:-99} < 2"
+check "(b2) core, worst wall time" "${pacing_ratio[core]:-?}x ideal" "target <= 1.15x" "${pacing_ratio[core]:-9} <= 1.15"
+check "(b2) core, worst 429 share" "${pacing_share[core]:-?}%" "target <= 3%" "${pacing_share[core]:-99} <= 3"
 check "(d) refusal memory" "${big_ratio}x limit" "target <= 1.5x" "$big_ratio <= 1.5 && $refused > 0 && $big_rc != 0"
-report "(b) more, worst wall time" "${worst_ratio[more]}x ideal" "target <= 1.1x" "${worst_ratio[more]} <= 1.1"
-report "(b) more, worst 429 share" "${worst_share[more]}%" "target < 2%" "${worst_share[more]} < 2"
-report "(b2) more, worst wall time" "${pacing_ratio[more]:-?}x ideal" "target <= 1.1x" "${pacing_ratio[more]:-9} <= 1.1"
-report "(b2) more, worst 429 share" "${pacing_share[more]:-?}%" "target < 2%" "${pacing_share[more]:-99} < 2"
+report "(b) more, worst wall time" "${worst_ratio[more]}x ideal" "target <= 1.15x" "${worst_ratio[more]} <= 1.15"
+report "(b) more, worst 429 share" "${worst_share[more]}%" "target <= 3%" "${worst_share[more]} <= 3"
+report "(b2) more, worst wall time" "${pacing_ratio[more]:-?}x ideal" "target <= 1.15x" "${pacing_ratio[more]:-9} <= 1.15"
+report "(b2) more, worst 429 share" "${pacing_share[more]:-?}%" "target <= 3%" "${pacing_share[more]:-99} <= 3"
 exit "$failed"

@@ -361,8 +361,20 @@ func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError 
 // copy; the bytes held stay within the body limit.
 func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 	if p.index == nil {
-		// Sized by the first page, which is often the whole list.
+		// Sized by the first page, which is often the whole list, and
+		// kept as it was decoded when it repeats no key of its own.
 		p.index = make(map[string]int, len(ps))
+		for i, q := range ps {
+			if _, ok := p.index[q.Key]; ok {
+				clear(p.index)
+				break
+			}
+			p.index[q.Key] = i
+		}
+		if len(p.index) == len(ps) {
+			p.list.Profiles = ps
+			return p.kept(len(ps), false, body)
+		}
 		p.list.Profiles = make([]Profile, 0, len(ps))
 	}
 	repeats := false
@@ -389,6 +401,12 @@ func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 		p.list.Profiles = append(p.list.Profiles, q)
 		fresh++
 	}
+	return p.kept(fresh, repeats, body)
+}
+
+// kept counts what a page's fresh records hold on to: the page's body, or,
+// for a page that repeats records, the copies of the fresh ones.
+func (p *pager) kept(fresh int, repeats bool, body []byte) (int, error) {
 	if !repeats && fresh > 0 {
 		p.retained += int64(len(body))
 	}

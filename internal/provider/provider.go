@@ -235,6 +235,7 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 // pagingAttributes are the fields of the paging setting.
 func pagingAttributes() map[string]schema.Attribute {
 	sibling := func(name string) path.Expression { return path.MatchRelative().AtParent().AtName(name) }
+	param := stringvalidator.RegexMatches(paramPattern, "a query parameter name")
 	return map[string]schema.Attribute{
 		"next_from": schema.StringAttribute{
 			MarkdownDescription: "Where each response holds the next page's cursor or address: a dot-separated path of " +
@@ -251,7 +252,7 @@ func pagingAttributes() map[string]schema.Attribute {
 				"Leave it out when `next_from` holds the next page's address, which is then requested as it is.",
 			Optional: true,
 			Validators: []validator.String{
-				stringvalidator.RegexMatches(paramPattern, "a query parameter name"),
+				param,
 				stringvalidator.AlsoRequires(sibling("next_from")),
 			},
 		},
@@ -259,7 +260,7 @@ func pagingAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "The request parameter of a page number (`page`, `_page`), sent on every request, the first " +
 				"included. Paging ends at the total or page count the service claims, at an empty page, or at a page shorter than `page_size`.",
 			Optional:   true,
-			Validators: []validator.String{stringvalidator.RegexMatches(paramPattern, "a query parameter name")},
+			Validators: []validator.String{param},
 		},
 		"first_page": schema.Int64Attribute{
 			MarkdownDescription: "With `page_param`: the number of the first page, `0` or `1`. Default `1`.",
@@ -273,13 +274,13 @@ func pagingAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "The request parameter of an offset (`offset`, `skip`): `0` on the first request, then the " +
 				"number of records received so far. Paging ends as with `page_param`.",
 			Optional:   true,
-			Validators: []validator.String{stringvalidator.RegexMatches(paramPattern, "a query parameter name")},
+			Validators: []validator.String{param},
 		},
 		"page_size_param": schema.StringAttribute{
 			MarkdownDescription: "The request parameter that sets the page size (`limit`, `per_page`). Set with `page_size`.",
 			Optional:            true,
 			Validators: []validator.String{
-				stringvalidator.RegexMatches(paramPattern, "a query parameter name"),
+				param,
 				stringvalidator.AlsoRequires(sibling("page_size")),
 			},
 		},
