@@ -9,13 +9,11 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
-	"golang.org/x/time/rate"
 )
 
 // standinClient serves n generated profiles from the stand-in with opts.
@@ -285,195 +283,6 @@ func TestListProfiles_truncatedJSONIsAnError(t *testing.T) {
 	}
 }
 
-func TestThrottle_adaptsToTheServicesRateLimit(t *testing.T) {
-	t.Parallel()
-	_, s := throttleAgainst(t, standin.Options{RateLimit: 50})
-	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
-		t.Errorf("%d of %d requests answered 429", limited, total)
-	}
-}
-
-// A service that halves its limit mid-plan is followed down: every read
-// succeeds, and the pace ends nearer the lowered limit (25 per second) than
-// the first one (50); around the lowered one, it probes gently.
-func TestThrottle_followsALimitLoweredMidPlan(t *testing.T) {
-	t.Parallel()
-	c, _ := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 10, RateDropAfter: 60})
-	if pace := paceOf(c); pace >= 37.5 {
-		t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
-	}
-}
-
-// So is a window that halves its count, fixed or rolling: once its kind is
-// known, each request waits for a place in it (due), and the count it
-// waits for must follow the window down.
-func TestThrottle_followsAWindowLoweredMidPlan(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		opts standin.Options
-	}{
-		{"fixed", standin.Options{RateLimit: 50, RateWindow: true, RateDropAfter: 110}},
-		{"rolling", standin.Options{RateLimit: 50, RateSliding: true, RateDropAfter: 110}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, s := readsAgainst(t, 200, tc.opts)
-			c.throttle.mu.Lock()
-			known := c.throttle.known
-			c.throttle.mu.Unlock()
-			if known >= 37.5 {
-				t.Errorf("the window's count ends at %.1f, nearer the first of 50 than the lowered 25", float64(known))
-			}
-			if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
-				t.Errorf("%d of %d requests answered 429", limited, total)
-			}
-			t.Logf("count %.1f, pace %.1f, %d of %d answered 429", float64(known), float64(paceOf(c)), s.Limited.Load(), s.Requests.Load())
-		})
-	}
-}
-
-// So is a bucket of one that halves its limit while its rate is narrowed
-// down, or after.
-func TestThrottle_followsASmallBucketsLimitLoweredMidPlan(t *testing.T) {
-	t.Parallel()
-	for _, after := range []int{30, 90} {
-		t.Run(fmt.Sprintf("after %d requests", after), func(t *testing.T) {
-			t.Parallel()
-			c, s := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 1, RateDropAfter: after})
-			pace := paceOf(c)
-			if pace >= 37.5 {
-				t.Errorf("the pace ends at %.1f requests per second, nearer the first limit of 50 than the lowered 25", float64(pace))
-			}
-			if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
-				t.Errorf("%d of %d requests answered 429", limited, total)
-			}
-			t.Logf("pace %.1f, %d of %d answered 429", float64(pace), s.Limited.Load(), s.Requests.Load())
-		})
-	}
-}
-
-// Small limits are not hammered either, whether a window of a few a second
-// or a bucket of one that slow: both refuse the second request, so both
-// start as a bucket of one or two, and a window must not then be narrowed
-// down as one (it accepts a run at any pace until it is spent). Nor is the
-// bucket held back as a window: paced at the one request a second it
-// accepted in its first second, it took four times as long.
-func TestThrottle_doesNotHammerASmallLimit(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		opts standin.Options
-		// At most one request in this many is answered 429; the
-		// misreading this guards against refused 7 of 31. The bucket's
-		// rate is found by halving the pace twice, then narrowed down
-		// between 4 and 5.6, each pace tried above 4 refused: 8 of 32
-		// here.
-		refused int64
-	}{
-		{"a window of 4 a second", standin.Options{RateLimit: 4, RateWindow: true}, 5},
-		{"a bucket of one at 4 a second", standin.Options{RateLimit: 4, RateBurst: 1}, 3},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, s := readsAgainst(t, 24, tc.opts)
-			limited, total := s.Limited.Load(), s.Requests.Load()
-			if limited*tc.refused > total {
-				t.Errorf("%d of %d requests answered 429", limited, total)
-			}
-			pace := paceOf(c)
-			if pace < 3 {
-				t.Errorf("the pace ends at %.1f requests per second, want 3 or more", float64(pace))
-			}
-			t.Logf("pace %.1f, %d of %d answered 429", float64(pace), limited, total)
-		})
-	}
-}
-
-// A bucket of one as slow as many services allow (10 a second) is paced
-// near its rate, not as a window that accepted one request in its first
-// second (one a second), and with few requests refused. Near is 9.8 here,
-// as low as 5.8 on a loaded machine under -race: at least half. Few is the
-// search for the rate's 5 or 6 of some 45 here, up to 12 of 52 on a loaded
-// machine: one in four at most.
-func TestThrottle_pacesASlowBucketOfOne(t *testing.T) {
-	t.Parallel()
-	c, s := readsAgainst(t, 40, standin.Options{RateLimit: 10, RateBurst: 1})
-	pace := paceOf(c)
-	if pace < 5 || pace > 10 {
-		t.Errorf("the pace ends at %.1f requests per second, want 5 to 10", float64(pace))
-	}
-	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*4 > total {
-		t.Errorf("%d of %d requests answered 429", limited, total)
-	}
-	t.Logf("pace %.1f, %d of %d answered 429", float64(pace), s.Limited.Load(), s.Requests.Load())
-}
-
-// A service that limits requests in flight, not their rate, has the client
-// send no more at once than it accepts, rather than pace them: no pace is
-// learnt from its 429s, and few requests are refused.
-func TestThrottle_learnsALimitOnRequestsInFlight(t *testing.T) {
-	t.Parallel()
-	c, s := throttleAgainst(t, standin.Options{MaxInFlight: 3, Work: 100 * time.Millisecond})
-	c.throttle.mu.Lock()
-	limit, pace := c.throttle.inFlightCap, c.throttle.pace
-	c.throttle.mu.Unlock()
-	if limit < 2 || limit > 3 || pace < 50 {
-		t.Errorf("at most %d in flight, paced at %.1f per second; want 3 (or 2), and no pace (or one far above what 3 in flight bring)", limit, float64(pace))
-	}
-	if limited, total := s.Limited.Load(), s.Requests.Load(); limited*10 > total {
-		t.Errorf("%d of %d requests answered 429", limited, total)
-	}
-}
-
-// A service that answers its rate limit with 403 and GitHub's headers (no
-// Retry-After; X-RateLimit-Remaining: 0 and the reset as a Unix time) is
-// paced and waited out like one that answers 429: every read succeeds.
-func TestThrottle_pacesARateLimitAnsweredWith403(t *testing.T) {
-	t.Parallel()
-	_, s := throttleAgainst(t, standin.Options{RateLimit: 50, RateBurst: 10, LimitStatus: http.StatusForbidden, RetryAfterForm: "reset"})
-	if limited, total := s.Limited.Load(), s.Requests.Load(); limited == 0 || limited*10 > total {
-		t.Errorf("%d of %d requests answered 403 for the rate limit; want some, and few", limited, total)
-	}
-}
-
-// throttleAgainst is readsAgainst with 150 profiles.
-func throttleAgainst(t *testing.T, opts standin.Options) (*Client, *standin.Server) {
-	t.Helper()
-	return readsAgainst(t, 150, opts)
-}
-
-// paceOf is the pace c's throttle ends at.
-func paceOf(c *Client) rate.Limit {
-	c.throttle.mu.Lock()
-	defer c.throttle.mu.Unlock()
-	return c.throttle.pace
-}
-
-// readsAgainst reads n profiles at once, through one client, from the
-// stand-in limited by opts, and checks that every read succeeds.
-func readsAgainst(t *testing.T, n int, opts standin.Options) (*Client, *standin.Server) {
-	t.Helper()
-	c, s := standinClient(t, n, opts)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := c.GetProfile(context.Background(), fmt.Sprintf("bp_gen_%07d", i)); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	return c, s
-}
-
 // Keys outside Unicode NFC are named, and keys that collapse into one
 // through NFC are called out; a single read by the NFC spelling finds the
 // service's spelling.
@@ -535,22 +344,6 @@ func TestListProfiles_aRepeatPastTheClaimedEndIsTheEnd(t *testing.T) {
 			list, err := c.ListProfiles(context.Background())
 			if err != nil || list.Incomplete != nil || len(list.Profiles) != 3 {
 				t.Fatalf("%d profiles, err %v, incomplete %v", len(list.Profiles), err, list.Incomplete)
-			}
-		})
-	}
-}
-
-// A quota the service announces on every answer, in either family, is
-// obeyed before any refusal: reads wait for the window's reset instead of
-// being refused.
-func TestThrottle_obeysAnAnnouncedQuota(t *testing.T) {
-	t.Parallel()
-	for _, family := range []string{"github", "ietf"} {
-		t.Run(family, func(t *testing.T) {
-			t.Parallel()
-			_, s := readsAgainst(t, 30, standin.Options{Quota: 12, QuotaWindow: 400 * time.Millisecond, Announce: family})
-			if s.Limited.Load() != 0 {
-				t.Errorf("%d of %d requests refused", s.Limited.Load(), s.Requests.Load())
 			}
 		})
 	}
