@@ -61,7 +61,7 @@ func (pc *PagingConfig) readTotal(h *hints, resp *response) {
 	if pc.TotalFrom == "" {
 		return
 	}
-	if n, ok := hintInt([]byte(strconv.Quote(describedValue(pc.TotalFrom, resp)))); ok {
+	if n, ok := countText(describedValue(pc.TotalFrom, resp)); ok {
 		h.total = &n
 	}
 }

@@ -149,27 +149,27 @@ func (h *hints) readBodyHints(obj []byte, depth int) {
 	pagesHere := false
 	eachField(obj, func(lit, value []byte) bool {
 		name := unquote(lit)
-		if n := normaliseName(name); n == "items" {
+		r := bodyRule(name)
+		switch {
+		case normaliseName(name) == "items":
 			items = value
-		} else if r := bodyRule(name); r != nil && r.kind == hintPages {
+		case r != nil && r.kind == hintPages:
 			pagesHere = true
 		}
 		switch firstByte(value) {
 		case '[':
 			return true
 		case '{':
-			if href, ok := field(value, "href"); ok && firstByte(href) == '"' {
-				if r := bodyRule(name); r != nil && r.kind == hintNextURL {
-					h.setNext(unquote(href))
-					return true
-				}
+			if href, ok := field(value, "href"); ok && firstByte(href) == '"' && r != nil && r.kind == hintNextURL {
+				h.setNext(unquote(href))
+				return true
 			}
 			if depth < maxHintDepth {
 				groups = append(groups, value)
 			}
 			return true
 		}
-		if r := bodyRule(name); r != nil {
+		if r != nil {
 			h.apply(r, name, value)
 		}
 		return true
@@ -283,6 +283,11 @@ func setOnce(dst **int, n int) {
 // string ("5"). Fractions, negatives and absurd values are not hints.
 func hintInt(value []byte) (int, bool) {
 	s, _ := scalarString(value)
+	return countText(s)
+}
+
+// countText reads a count or page number written as text ("5", "5.0").
+func countText(s string) (int, bool) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
 		return 0, false
