@@ -1109,9 +1109,10 @@ func TestThrottle_pacesASlowBucketOfOne(t *testing.T) {
 
 // A service that limits requests in flight, not their rate, has the client
 // send no more at once than it accepts, rather than pace them: no pace is
-// learnt from its 429s, and few requests are refused.
+// learnt from its 429s, and few requests are refused. Not in parallel: the
+// throttle tells such a limit by when answers come on the real clock, and
+// the package's other tests beside it, under -race, delay them unevenly.
 func TestThrottle_learnsALimitOnRequestsInFlight(t *testing.T) {
-	t.Parallel()
 	c, s := throttleAgainst(t, standin.Options{MaxInFlight: 3, Work: 100 * time.Millisecond})
 	c.throttle.mu.Lock()
 	limit, pace := c.throttle.inFlightCap, c.throttle.pace
