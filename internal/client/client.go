@@ -60,7 +60,7 @@ type Client struct {
 	cfg      Config
 	base     *url.URL
 	http     *retryablehttp.Client
-	throttle *throttle
+	pacer    *pace.Pacer
 	flights  singleflight.Group
 	lists    sharedList // the list, read once (shared.go)
 	redactor *Redactor
@@ -94,7 +94,7 @@ func New(cfg Config) (*Client, error) {
 	// the limit and be refused for it, rather than for the budget.
 	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: NewRedactor(cfg.Token), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
 	c.redactor.keep(cfg.BaseURL)
-	c.throttle = newThrottle(cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
+	c.pacer = pace.New(pace.RealClock{}, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
 	transport := cfg.Transport
 	if transport == nil {
@@ -110,7 +110,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.http = &retryablehttp.Client{
 		HTTPClient: &http.Client{
-			Transport:     &throttledTransport{next: transport, quota: pace.NewGate(pace.RealClock{}, cfg.MaxWait), throttle: c.throttle, redactor: c.redactor},
+			Transport:     &pacedTransport{next: transport, pacer: c.pacer, redactor: c.redactor},
 			CheckRedirect: c.checkRedirect,
 		},
 		Logger:       nil, // requests are logged through tflog in request.go

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -90,9 +89,9 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 // maxRefused is how many refused connections end a read.
 const maxRefused = 3
 
-// errWaitOutlastsDeadline is the throttle's answer when the pace or a pause
+// errWaitOutlastsDeadline is the pacer's answer when the pace or a pause
 // the service asked for would outlast the read's deadline.
-var errWaitOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast request_timeout_seconds: %w", context.DeadlineExceeded)
+var errWaitOutlastsDeadline = pace.ErrOutlastsDeadline
 
 // errRedirectLoop is checkRedirect's answer to a loop.
 var errRedirectLoop = errors.New("redirected in a loop")

@@ -1,7 +1,6 @@
 package pace
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -37,23 +36,22 @@ type Gate struct {
 	longest time.Duration
 
 	mu       sync.Mutex
-	answered bool          // an answer came: whether the service announces is known
-	quota    Quota         // the last announced, or, once its reset passed, the next window's as far as known
-	known    bool          // a quota with a remaining count was announced
-	rolled   bool          // quota is the next window's, guessed: the next answer replaces it
-	inFlight int           // requests let go and not yet answered
-	changed  chan struct{} // closed, and replaced, at each answer
+	answered bool  // an answer came: whether the service announces is known
+	quota    Quota // the last announced, or, once its reset passed, the next window's as far as known
+	known    bool  // a quota with a remaining count was announced
+	rolled   bool  // quota is the next window's, guessed: the next answer replaces it
+	inFlight int   // requests let go and not yet answered
 }
 
 // NewGate returns a Gate that waits at most longest for a reset.
 func NewGate(clock Clock, longest time.Duration) *Gate {
-	return &Gate{clock: clock, longest: longest, changed: make(chan struct{})}
+	return &Gate{clock: clock, longest: longest}
 }
 
 // Reserve lets a request go now, counting it in flight, and returns 0; or
 // returns how long it must wait before asking again, at the latest (an
-// answer may let it go sooner: Wait). Every request let go must be
-// followed by Done.
+// answer may let it go sooner). Every request let go must be followed by
+// Done.
 func (g *Gate) Reserve() time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -89,25 +87,6 @@ func (g *Gate) delay(now time.Time) time.Duration {
 	return wait
 }
 
-// Wait blocks until a request may go (Reserve), or ctx is done.
-func (g *Gate) Wait(ctx context.Context) error {
-	for {
-		g.mu.Lock()
-		changed := g.changed
-		g.mu.Unlock()
-		wait := g.Reserve()
-		if wait == 0 {
-			return nil
-		}
-		select {
-		case <-g.clock.After(wait):
-		case <-changed: // an answer: the quota may allow more
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
 // Done takes a request out of flight, with the headers of its answer (nil
 // when none came), and reads the quota they announce. Answers may arrive
 // out of order: within one window the least remaining wins, and an answer
@@ -126,6 +105,4 @@ func (g *Gate) Done(h http.Header) {
 			g.quota.Remaining = min(g.quota.Remaining, q.Remaining)
 		}
 	}
-	close(g.changed)
-	g.changed = make(chan struct{})
 }

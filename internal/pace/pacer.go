@@ -1,0 +1,264 @@
+package pace
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// The parameters of the model a Pacer holds when the service announces
+// nothing (Pacer).
+const (
+	// StartRate is the pace before the first refusal, and StartDoubling how
+	// long it takes to double while requests wait for it. Terraform offers
+	// some 70 reads a second; a bucket that holds one request refuses any
+	// two closer than its rate allows, so they are never sent all at once.
+	StartRate     = 100.0
+	StartDoubling = 100 * time.Millisecond
+	// Backoff is the share of the rate refused that the pace is cut to.
+	Backoff = 0.8
+	// FirstBackoff is Backoff for the first refusal.
+	FirstBackoff = 0.5
+	// Recover is how long the pace takes to grow back to the rate refused,
+	// while requests wait for it.
+	Recover = 3 * time.Second
+	// RoundingPause is the longest Retry-After taken for a rounding of a
+	// shorter wait ("1" often means 20 ms), which holds only the request
+	// refused. A longer one holds every request.
+	RoundingPause = time.Second
+	// RateSpan is how far back the rate requests went at is measured.
+	RateSpan = 250 * time.Millisecond
+)
+
+// ErrOutlastsDeadline is Wait's answer when the pace, or a pause the
+// service asked for, would outlast the context's deadline.
+var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast request_timeout_seconds: %w", context.DeadlineExceeded)
+
+// Pacer decides when each request may go: no more than MaxConcurrent at
+// once, within an announced quota (Gate), and, when nothing is announced,
+// at the pace of this model.
+//
+// The service is assumed to accept some steady rate it does not tell. The
+// pace (x/time/rate, a burst of one) starts at StartRate and doubles every
+// StartDoubling while requests wait for it. A refusal of a request sent
+// after the last cut cuts it to Backoff of the rate refused (the pace, or
+// the rate requests went at over the last second, if lower); it then grows
+// back along a cubic (CUBIC, RFC 9438, in requests per second): quickly at
+// first, flat as it nears the rate refused after Recover, and faster again
+// past it, again only while requests wait for it. A refusal of a request
+// sent after the cut, when none sent after it was accepted, says the
+// service refuses everything for now (a window spent): requests then go
+// one at a time, each probe waiting twice as long as the last, until one
+// is accepted. A Retry-After past RoundingPause holds every request.
+//
+// The zero value is not usable; use New.
+type Pacer struct {
+	clock         Clock
+	gate          *Gate
+	ceiling       rate.Limit // the user's requests_per_second; rate.Inf when unset
+	maxConcurrent int
+	longest       time.Duration
+
+	mu        sync.Mutex
+	changed   chan struct{} // closed, and replaced, at each answer
+	inFlight  int           // let go and not yet released
+	pace      *rate.Limiter
+	cut       bool          // a refusal has cut the pace
+	peak      float64       // the rate last refused
+	startBase float64       // in a start: the pace it began at
+	startEnd  float64       // and the pace that ends it; 0 after
+	lastCut   time.Time     //
+	grown     time.Duration // waited for since the start, or the last cut
+	polled    time.Time     // when a request last asked to go
+	held      bool          // and the pace held it back
+	accepted  bool          // a request sent after the last cut was accepted
+	probeGap  time.Duration // while the service refuses everything; 0 otherwise
+	probeAt   time.Time     // when the next probe may go
+	pausedTil time.Time
+	sent      []time.Time // when requests went, over the last second
+}
+
+// Ticket is a request let go.
+type Ticket struct{ sent time.Time }
+
+// Answer is what the service said to a request.
+type Answer struct {
+	// Refused is a rate limit's answer (429, or a 403 that says so).
+	Refused bool
+	// RetryAfter is how long a refusal asked to wait; 0 when it did not.
+	RetryAfter time.Duration
+	// Quota is the headers of an accepted answer, for the quota they
+	// announce; nil for any other.
+	Quota http.Header
+	// Failed is no answer at all: the request may not have reached it.
+	Failed bool
+}
+
+// New returns a Pacer letting maxConcurrent requests go at once (none when
+// 0), at most ceiling a second (no ceiling when 0), and waiting at most
+// longest for a quota's reset.
+func New(clock Clock, maxConcurrent int, ceiling float64, longest time.Duration) *Pacer {
+	p := &Pacer{clock: clock, gate: NewGate(clock, longest), ceiling: rate.Inf, maxConcurrent: maxConcurrent,
+		longest: longest, changed: make(chan struct{})}
+	if ceiling > 0 {
+		p.ceiling = rate.Limit(ceiling)
+	}
+	p.startBase, p.startEnd = StartRate, math.Inf(1)
+	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
+	return p
+}
+
+// Wait blocks until a request may go, or ctx is done; it fails at once
+// when the wait would outlast ctx's deadline. Every Ticket is followed by
+// Done, then Release.
+func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
+	for {
+		p.mu.Lock()
+		changed := p.changed
+		now := p.clock.Now()
+		t, wait, ok := p.reserve(now)
+		p.mu.Unlock()
+		if ok {
+			return t, nil
+		}
+		if deadline, ok := ctx.Deadline(); ok && wait < p.longest && now.Add(wait).After(deadline) {
+			return Ticket{}, ErrOutlastsDeadline
+		}
+		select {
+		case <-p.clock.After(wait):
+		case <-changed:
+		case <-ctx.Done():
+			return Ticket{}, ctx.Err()
+		}
+	}
+}
+
+// reserve lets a request go at now, or says how long it waits before it
+// asks again (an answer may let it go sooner); p.longest when only an
+// answer can.
+func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
+	if p.held && p.polled.Before(now) {
+		// A request waited for the pace since: it is what holds them back.
+		p.grown += now.Sub(p.polled)
+		p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
+	}
+	p.polled, p.held = now, false
+	switch {
+	case p.maxConcurrent > 0 && p.inFlight >= p.maxConcurrent:
+		return Ticket{}, p.longest, false
+	case now.Before(p.pausedTil):
+		return Ticket{}, p.pausedTil.Sub(now), false
+	case p.probeGap > 0 && p.inFlight > 0:
+		return Ticket{}, p.longest, false
+	case p.probeGap > 0 && now.Before(p.probeAt):
+		return Ticket{}, p.probeAt.Sub(now), false
+	}
+	if tokens := p.pace.TokensAt(now); tokens < 1 {
+		p.held = true
+		return Ticket{}, time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second))), false
+	}
+	if wait := p.gate.Reserve(); wait > 0 {
+		return Ticket{}, wait, false
+	}
+	p.pace.AllowN(now, 1)
+	p.inFlight++
+	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), now)
+	return Ticket{sent: now}, 0, true
+}
+
+// rate is the pace the model gives now (Pacer): in a start, doubling
+// from its base until it reaches its end; then along the cubic.
+func (p *Pacer) rate() float64 {
+	if p.startEnd > 0 {
+		r := p.startBase * math.Exp2(float64(p.grown)/float64(StartDoubling))
+		if r < p.startEnd {
+			return r
+		}
+		p.startEnd, p.grown = 0, 0
+	}
+	x := float64(p.grown)/float64(Recover) - 1
+	return p.peak * (1 + (1-Backoff)*x*x*x)
+}
+
+// Done reports the answer to the request t let go.
+func (p *Pacer) Done(t Ticket, a Answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gate.Done(a.Quota)
+	now := p.clock.Now()
+	if a.Refused && a.RetryAfter > RoundingPause {
+		p.pausedTil = later(p.pausedTil, now.Add(min(a.RetryAfter, p.longest)))
+	}
+	fresh := t.sent.After(p.lastCut) || !p.cut
+	switch {
+	case a.Failed || !fresh:
+	case !a.Refused:
+		p.accepted, p.probeGap = true, 0
+	case p.cut && !p.accepted:
+		// Nothing sent since the cut was accepted: the service refuses
+		// everything, whatever the pace. Probe until it accepts again.
+		p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())))
+		if a.RetryAfter > 0 {
+			p.probeGap = min(p.probeGap, a.RetryAfter)
+		}
+		p.probeAt = now.Add(p.probeGap)
+	default:
+		p.peak = min(float64(p.pace.Limit()), p.sentRate())
+		if p.startEnd > 0 {
+			// Refused in a start: start again lower, up to Backoff of
+			// the rate refused.
+			p.startBase, p.startEnd = FirstBackoff*p.peak, Backoff*p.peak
+		}
+		p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
+		p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Release frees the place of the request t let go, once its answer is
+// read.
+func (p *Pacer) Release(Ticket) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inFlight--
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// sentRate is the rate requests went at over the last RateSpan: the
+// pace's own when fewer than two went.
+func (p *Pacer) sentRate() float64 {
+	n := len(p.sent)
+	if n < 2 || !p.sent[n-1].After(p.sent[0]) {
+		return float64(p.pace.Limit())
+	}
+	return float64(n-1) / p.sent[n-1].Sub(p.sent[0]).Seconds()
+}
+
+// Pace is the pace now, in requests a second, for logs and tests.
+func (p *Pacer) Pace() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return float64(p.pace.Limit())
+}
+
+func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && ts[i].Before(cutoff) {
+		i++
+	}
+	return append(ts[:0], ts[i:]...)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

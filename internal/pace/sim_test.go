@@ -1,0 +1,335 @@
+package pace
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// This file simulates a plan in virtual time: Terraform's walkers taking
+// reads through a Pacer, a network between them and the service, and a
+// limiter in front of the service, modelled on ones real services run.
+
+// limiter is what stands in front of the service.
+type limiter interface {
+	// admit counts a request arriving at at: accepted, or refused with the
+	// Retry-After it would send (0: none). An accepted one stays in
+	// flight until finish.
+	admit(at time.Time) (ok bool, retryAfter time.Duration, quota http.Header)
+	finish(at time.Time)
+}
+
+// retryAfter rounds a wait up to whole seconds, at least one, as services
+// send it.
+func retryAfter(wait time.Duration) time.Duration {
+	return max(time.Second, time.Duration(math.Ceil(wait.Seconds()))*time.Second)
+}
+
+// bucket is a token bucket (nginx's limit_req with burst and nodelay, most
+// API gateways): x/time/rate itself, with no pacer of ours in it. A burst
+// of one is a leaky bucket with no burst (limit_req without one).
+type bucket struct{ l *rate.Limiter }
+
+func newBucket(r float64, burst int) *bucket { return &bucket{rate.NewLimiter(rate.Limit(r), burst)} }
+
+func (b *bucket) admit(at time.Time) (bool, time.Duration, http.Header) {
+	r := b.l.ReserveN(at, 1)
+	if d := r.DelayFrom(at); d > 0 {
+		r.CancelAt(at)
+		return false, retryAfter(d), nil
+	}
+	return true, 0, nil
+}
+func (*bucket) finish(time.Time) {}
+
+// fixedWindow accepts n requests per wall-clock second, and says when the
+// next second begins.
+type fixedWindow struct {
+	n      int
+	second int64
+	count  int
+}
+
+func (w *fixedWindow) admit(at time.Time) (bool, time.Duration, http.Header) {
+	if s := at.Unix(); s != w.second {
+		w.second, w.count = s, 0
+	}
+	if w.count >= w.n {
+		return false, retryAfter(time.Unix(w.second+1, 0).Sub(at)), nil
+	}
+	w.count++
+	return true, 0, nil
+}
+func (*fixedWindow) finish(time.Time) {}
+
+// rollingWindow accepts n requests in any second, counting those it
+// refuses too when countRefused, as HAProxy's stick-table request rate does
+// (sc_http_req_rate counts every request tracked).
+type rollingWindow struct {
+	n            int
+	countRefused bool
+	times        []time.Time
+}
+
+func (w *rollingWindow) admit(at time.Time) (bool, time.Duration, http.Header) {
+	w.times = trimBefore(w.times, at.Add(-time.Second))
+	ok := len(w.times) < w.n
+	if ok || w.countRefused {
+		w.times = append(w.times, at)
+	}
+	if !ok {
+		return false, retryAfter(w.times[len(w.times)-w.n].Add(time.Second).Sub(at)), nil
+	}
+	return true, 0, nil
+}
+func (*rollingWindow) finish(time.Time) {}
+
+// inFlight refuses a request that arrives with n others in flight.
+type inFlight struct{ n, busy int }
+
+func (l *inFlight) admit(time.Time) (bool, time.Duration, http.Header) {
+	if l.busy >= l.n {
+		return false, time.Second, nil
+	}
+	l.busy++
+	return true, 0, nil
+}
+func (l *inFlight) finish(time.Time) { l.busy-- }
+
+// halved is a limiter whose rate halves at a time into the plan.
+type halved struct {
+	*bucket
+	after time.Duration
+	first time.Time
+	done  bool
+}
+
+func (h *halved) admit(at time.Time) (bool, time.Duration, http.Header) {
+	if h.first.IsZero() {
+		h.first = at
+	}
+	if !h.done && at.Sub(h.first) >= h.after {
+		h.l.SetLimitAt(at, h.l.Limit()/2)
+		h.done = true
+	}
+	return h.bucket.admit(at)
+}
+
+// announcing is a quota service (gate_test.go's) as a limiter.
+type announcing struct{ s *quotaService }
+
+func (a *announcing) admit(at time.Time) (bool, time.Duration, http.Header) {
+	ok, h := a.s.answer(at)
+	if ok {
+		return true, 0, h
+	}
+	q, _ := Announced(h, at)
+	return false, retryAfter(q.Reset.Sub(at)), nil
+}
+func (*announcing) finish(time.Time) {}
+
+// network is the round trip between the provider and the service: half of
+// rtt each way, and up to jitter more at random each way; and the service's
+// work, up to work at random.
+type network struct{ rtt, jitter, work time.Duration }
+
+// simPlan is a plan's outcome.
+type simPlan struct {
+	took              time.Duration
+	requests, refused int
+}
+
+// ratio is the plan's time against the ideal.
+func (s simPlan) ratio(ideal time.Duration) float64 { return float64(s.took) / float64(ideal) }
+
+// share is the share of requests refused, in percent.
+func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.requests) }
+
+// simulate runs a plan as Terraform takes it, in virtual time: one list
+// read, then reads taken by ten walkers, each pausing 60 to 230 ms between
+// reads (some 70 a second offered), all through one Pacer (nil: none, no
+// more than told at once) with the provider's defaults, in front of lim
+// (nil: none). A refused read is tried again after its Retry-After, or
+// backs off from a second as the client does.
+func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) simPlan {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	start := time.Unix(1_800_000_000, 0).Add(time.Duration(rng.Int64N(int64(time.Second))))
+	s := &sim{now: start, rng: rng, lim: lim, net: net, told: told}
+	if p != nil {
+		s.pacer = p(s)
+	}
+	next := 0
+	var read func(w *walker)
+	read = func(w *walker) {
+		if next >= reads {
+			return
+		}
+		next++
+		s.attempt(w, 0, func() {
+			s.ended = s.now
+			s.after(60*time.Millisecond+time.Duration(rng.Int64N(int64(170*time.Millisecond))), func() { read(w) })
+		})
+	}
+	s.attempt(&walker{}, 0, func() {
+		for range 10 {
+			read(&walker{})
+		}
+	})
+	s.run()
+	return simPlan{took: s.ended.Sub(start), requests: s.requests, refused: s.refused}
+}
+
+type walker struct{ gen int }
+
+type sim struct {
+	now        time.Time
+	rng        *rand.Rand
+	lim        limiter
+	net        network
+	pacer      *Pacer
+	told, busy int
+	events     events
+	seq        int
+	waiting    map[*walker]func()
+	ended      time.Time
+	requests   int
+	refused    int
+}
+
+func (s *sim) Now() time.Time                       { return s.now }
+func (s *sim) After(time.Duration) <-chan time.Time { return nil }
+
+func (s *sim) after(d time.Duration, f func()) {
+	s.seq++
+	heap.Push(&s.events, event{at: s.now.Add(d), seq: s.seq, f: f})
+}
+
+func (s *sim) run() {
+	for s.events.Len() > 0 {
+		e := heap.Pop(&s.events).(event)
+		s.now = e.at
+		e.f()
+	}
+}
+
+func (s *sim) oneWay() time.Duration {
+	d := s.net.rtt / 2
+	if s.net.jitter > 0 {
+		d += time.Duration(s.rng.Int64N(int64(s.net.jitter)))
+	}
+	return d
+}
+
+// attempt asks the pacer to let w's request go, sends it, and on its
+// answer calls done, or tries again.
+func (s *sim) attempt(w *walker, tries int, done func()) {
+	var t Ticket
+	if s.pacer != nil {
+		var wait time.Duration
+		var ok bool
+		t, wait, ok = s.pacer.reserve(s.now)
+		if !ok {
+			w.gen++
+			gen := w.gen
+			again := func() {
+				if w.gen == gen {
+					w.gen++
+					delete(s.waiting, w)
+					s.attempt(w, tries, done)
+				}
+			}
+			if s.waiting == nil {
+				s.waiting = map[*walker]func(){}
+			}
+			s.waiting[w] = again
+			if wait < s.pacer.longest {
+				s.after(wait, again)
+			}
+			return
+		}
+	} else if s.told > 0 {
+		if s.busy >= s.told {
+			if s.waiting == nil {
+				s.waiting = map[*walker]func(){}
+			}
+			w.gen++
+			gen := w.gen
+			s.waiting[w] = func() {
+				if w.gen == gen {
+					w.gen++
+					delete(s.waiting, w)
+					s.attempt(w, tries, done)
+				}
+			}
+			return
+		}
+		s.busy++
+	}
+	s.requests++
+	s.after(s.oneWay(), func() {
+		ok, wait, quota := true, time.Duration(0), http.Header(nil)
+		if s.lim != nil {
+			ok, wait, quota = s.lim.admit(s.now)
+		}
+		work := time.Duration(0)
+		if ok && s.net.work > 0 {
+			work = time.Duration(s.rng.Int64N(int64(s.net.work)))
+		}
+		s.after(work, func() {
+			if ok && s.lim != nil {
+				s.lim.finish(s.now)
+			}
+			s.after(s.oneWay(), func() {
+				if s.pacer != nil {
+					s.pacer.Done(t, Answer{Refused: !ok, RetryAfter: wait, Quota: quota})
+					s.pacer.Release(t)
+				} else if s.told > 0 {
+					s.busy--
+				}
+				s.wake()
+				if ok {
+					done()
+					return
+				}
+				s.refused++
+				if wait == 0 {
+					// The client's backoff without a Retry-After.
+					wait = time.Second / 2 << tries
+				}
+				s.after(wait, func() { s.attempt(w, tries+1, done) })
+			})
+		})
+	})
+}
+
+// wake lets every walker waiting for an answer ask again.
+func (s *sim) wake() {
+	for _, f := range s.waiting {
+		s.after(0, f)
+	}
+}
+
+type event struct {
+	at  time.Time
+	seq int
+	f   func()
+}
+
+type events []event
+
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	return e[i].at.Before(e[j].at) || e[i].at.Equal(e[j].at) && e[i].seq < e[j].seq
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
+func (e *events) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
