@@ -66,14 +66,15 @@ var unannounced = []limiterCase{
 }
 
 var announced = []limiterCase{
-	{name: "quota 100/10s github", new: func() limiter { return quota(100, 10*time.Second, "github") }, least: 30 * time.Second},
-	{name: "quota 100/10s ietf", new: func() limiter { return quota(100, 10*time.Second, "ietf") }, least: 30 * time.Second},
-	{name: "quota 100/2s github", new: func() limiter { return quota(100, 2*time.Second, "github") }, least: 6 * time.Second},
-	{name: "quota 100/2s ietf", new: func() limiter { return quota(100, 2*time.Second, "ietf") }, least: 6 * time.Second},
+	{name: "quota 100/10s github", new: func() limiter { return quota(10*time.Second, "github") }, least: 30 * time.Second},
+	{name: "quota 100/10s ietf", new: func() limiter { return quota(10*time.Second, "ietf") }, least: 30 * time.Second},
+	{name: "quota 100/2s github", new: func() limiter { return quota(2*time.Second, "github") }, least: 6 * time.Second},
+	{name: "quota 100/2s ietf", new: func() limiter { return quota(2*time.Second, "ietf") }, least: 6 * time.Second},
 }
 
-func quota(n int, window time.Duration, family string) limiter {
-	return &announcing{&quotaService{limit: n, window: window, phase: 300 * time.Millisecond, family: family, counts: map[int64]int{}}}
+// quota is 100 requests a window.
+func quota(window time.Duration, family string) limiter {
+	return &announcing{&quotaService{limit: 100, window: window, phase: 300 * time.Millisecond, family: family, counts: map[int64]int{}}}
 }
 
 var networks = []struct {

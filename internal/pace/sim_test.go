@@ -210,7 +210,7 @@ func (s *sim) after(d time.Duration, f func()) {
 
 func (s *sim) run() {
 	for s.events.Len() > 0 {
-		e := heap.Pop(&s.events).(event)
+		e, _ := heap.Pop(&s.events).(event)
 		s.now = e.at
 		e.f()
 	}
@@ -326,7 +326,11 @@ func (e events) Less(i, j int) bool {
 	return e[i].at.Before(e[j].at) || e[i].at.Equal(e[j].at) && e[i].seq < e[j].seq
 }
 func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
-func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
+func (e *events) Push(x any) {
+	if ev, ok := x.(event); ok {
+		*e = append(*e, ev)
+	}
+}
 func (e *events) Pop() any {
 	old := *e
 	x := old[len(old)-1]
