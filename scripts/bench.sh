@@ -280,7 +280,11 @@ rolling window of 50 in any second|-rate-limit 50 -rate-sliding|more|sliding_win
 2 in flight, work up to 60 ms|-max-in-flight 2 -work 60ms|more|in_flight2_work
 rolling window counting refusals|-rate-limit 50 -rate-sliding -rate-count-refused|more|
 bucket, burst 1, 80 ms away|-rate-limit 50 -rate-burst 1 -latency 80ms|more|
+bucket, burst 1, 30 per second, 80 ms|-rate-limit 30 -rate-burst 1 -latency 80ms|more|
 bucket, burst 10, 80 ms away|-rate-limit 50 -rate-burst 10 -latency 80ms|more|
+bucket, burst 50, 80 ms away|-rate-limit 50 -rate-burst 50 -latency 80ms|more|
+rolling window, 80 ms away|-rate-limit 50 -rate-sliding -latency 80ms|more|
+4 in flight, work up to 100 ms, 80 ms|-max-in-flight 4 -work 100ms -latency 80ms|more|
 fixed window, 80 ms away|-rate-limit 50 -rate-window -latency 80ms|more|
 rolling window counting refusals, 80 ms|-rate-limit 50 -rate-sliding -rate-count-refused -latency 80ms|more|
 quota 100 per 10 s, X-RateLimit-*|-quota 100 -quota-window 10s -announce github|more|
