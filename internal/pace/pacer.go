@@ -16,9 +16,10 @@ import (
 const (
 	// StartRate is the pace before the first refusal, and StartDoubling how
 	// long it takes to double while requests wait for it. Terraform offers
-	// some 70 reads a second; a bucket that holds one request refuses any
-	// two closer than its rate allows, so they are never sent all at once.
-	StartRate     = 100.0
+	// some 115 reads a second, ten at once at first; a bucket that holds
+	// one request refuses any two closer than its rate allows, so they are
+	// never sent all at once.
+	StartRate     = 100
 	StartDoubling = 100 * time.Millisecond
 	// Backoff is the share of the rate refused that the pace is cut to.
 	Backoff = 0.8
@@ -33,28 +34,40 @@ const (
 	RoundingPause = time.Second
 	// RateSpan is how far back the rate requests went at is measured.
 	RateSpan = 250 * time.Millisecond
+	// The first probe waits at least a refusal's Retry-After divided by
+	// ProbeShare, when that is longer than an interval of the pace: a
+	// window spent reopens within its Retry-After, rounded up to seconds.
+	ProbeShare = 4
 )
 
 // ErrOutlastsDeadline is Wait's answer when the pace, or a pause the
 // service asked for, would outlast the context's deadline.
 var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast request_timeout_seconds: %w", context.DeadlineExceeded)
 
-// Pacer decides when each request may go: no more than MaxConcurrent at
-// once, within an announced quota (Gate), and, when nothing is announced,
-// at the pace of this model.
+// Pacer decides when each request may go: no more than maxConcurrent at
+// once, within an announced quota (Gate), no faster than the user's
+// ceiling, and, when nothing is announced, at the pace of this model.
 //
-// The service is assumed to accept some steady rate it does not tell. The
-// pace (x/time/rate, a burst of one) starts at StartRate and doubles every
-// StartDoubling while requests wait for it. A refusal of a request sent
-// after the last cut cuts it to Backoff of the rate refused (the pace, or
-// the rate requests went at over the last second, if lower); it then grows
-// back along a cubic (CUBIC, RFC 9438, in requests per second): quickly at
-// first, flat as it nears the rate refused after Recover, and faster again
-// past it, again only while requests wait for it. A refusal of a request
-// sent after the cut, when none sent after it was accepted, says the
-// service refuses everything for now (a window spent): requests then go
-// one at a time, each probe waiting twice as long as the last, until one
-// is accepted. A Retry-After past RoundingPause holds every request.
+// The service is assumed to accept some steady rate it does not tell, as
+// the AWS SDKs' adaptive retry mode assumes. The pace (x/time/rate, a burst
+// of one) starts at StartRate and doubles every StartDoubling while
+// requests wait for it. A refusal of a request sent after the last cut
+// says the rate refused: the pace, or, if lower, the rate requests went at
+// (over the last RateSpan, or from the request before the one refused,
+// whichever is faster), or, after the service refused everything for a
+// while, the requests it accepted over the last second. In the start,
+// which overshoots, the pace is cut to FirstBackoff of that and doubles
+// again up to Backoff of it; later it is cut to Backoff of it. From there
+// it grows along CUBIC's cubic (RFC 9438, in requests a second rather than
+// a window): quickly at first, flat as it nears the rate refused after
+// Recover, faster past it; again only while requests wait for it.
+//
+// A refusal of a request sent after the cut, when none sent after it was
+// accepted, says the service refuses everything for now (a window spent):
+// requests then go one at a time, each probe waiting twice as long as the
+// last (from an interval of the pace, or a ProbeShare of the Retry-After,
+// to the Retry-After), until one is accepted. A Retry-After past
+// RoundingPause holds every request.
 //
 // The zero value is not usable; use New.
 type Pacer struct {
@@ -71,20 +84,26 @@ type Pacer struct {
 	cut       bool          // a refusal has cut the pace
 	peak      float64       // the rate last refused
 	startBase float64       // in a start: the pace it began at
-	startEnd  float64       // and the pace that ends it; 0 after
-	lastCut   time.Time     //
-	grown     time.Duration // waited for since the start, or the last cut
+	startEnd  float64       // and the pace that ends it; 0 after it
+	lastCut   time.Time     // when a refusal last cut the pace
+	grown     time.Duration // the time requests waited for the pace since the start, the last cut, or the end of a start
 	polled    time.Time     // when a request last asked to go
 	held      bool          // and the pace held it back
 	accepted  bool          // a request sent after the last cut was accepted
 	probeGap  time.Duration // while the service refuses everything; 0 otherwise
 	probeAt   time.Time     // when the next probe may go
 	pausedTil time.Time
-	sent      []time.Time // when requests went, over the last second
+	sent      []time.Time // when requests went, over the last RateSpan
+	acks      []time.Time // when requests were accepted, over the last second
+	first     time.Time   // when the first request went
+	probed    bool        // the service refused everything since the last cut
 }
 
 // Ticket is a request let go.
-type Ticket struct{ sent time.Time }
+type Ticket struct {
+	sent time.Time
+	gap  time.Duration // since the request let go before it
+}
 
 // Answer is what the service said to a request.
 type Answer struct {
@@ -167,12 +186,20 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	}
 	p.pace.AllowN(now, 1)
 	p.inFlight++
+	if p.first.IsZero() {
+		p.first = now
+	}
+	t := Ticket{sent: now}
+	if n := len(p.sent); n > 0 {
+		t.gap = now.Sub(p.sent[n-1])
+	}
 	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), now)
-	return Ticket{sent: now}, 0, true
+	return t, 0, true
 }
 
 // rate is the pace the model gives now (Pacer): in a start, doubling
-// from its base until it reaches its end; then along the cubic.
+// from its base until it reaches its end, where the cubic's time begins;
+// then along the cubic.
 func (p *Pacer) rate() float64 {
 	if p.startEnd > 0 {
 		r := p.startBase * math.Exp2(float64(p.grown)/float64(StartDoubling))
@@ -199,16 +226,25 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	case a.Failed || !fresh:
 	case !a.Refused:
 		p.accepted, p.probeGap = true, 0
+		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
 	case p.cut && !p.accepted:
 		// Nothing sent since the cut was accepted: the service refuses
 		// everything, whatever the pace. Probe until it accepts again.
-		p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())))
+		p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
 		if a.RetryAfter > 0 {
 			p.probeGap = min(p.probeGap, a.RetryAfter)
 		}
 		p.probeAt = now.Add(p.probeGap)
+		p.probed = true
 	default:
-		p.peak = min(float64(p.pace.Limit()), p.sentRate())
+		p.peak = float64(p.pace.Limit())
+		switch {
+		case p.probed:
+			p.peak = min(p.peak, p.acceptedRate(now))
+		case t.gap > 0:
+			p.peak = min(p.peak, max(p.sentRate(), 1/t.gap.Seconds()))
+		}
+		p.probed = false
 		if p.startEnd > 0 {
 			// Refused in a start: start again lower, up to Backoff of
 			// the rate refused.
@@ -231,6 +267,15 @@ func (p *Pacer) Release(Ticket) {
 	p.changed = make(chan struct{})
 }
 
+// acceptedRate is how many requests were accepted over the last second;
+// unbounded before a second has passed since the first went.
+func (p *Pacer) acceptedRate(now time.Time) float64 {
+	if now.Sub(p.first) < time.Second {
+		return math.Inf(1)
+	}
+	return float64(len(trimBefore(p.acks, now.Add(-time.Second))))
+}
+
 // sentRate is the rate requests went at over the last RateSpan: the
 // pace's own when fewer than two went.
 func (p *Pacer) sentRate() float64 {
@@ -239,13 +284,6 @@ func (p *Pacer) sentRate() float64 {
 		return float64(p.pace.Limit())
 	}
 	return float64(n-1) / p.sent[n-1].Sub(p.sent[0]).Seconds()
-}
-
-// Pace is the pace now, in requests a second, for logs and tests.
-func (p *Pacer) Pace() float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return float64(p.pace.Limit())
 }
 
 func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {

@@ -150,8 +150,9 @@ func (s simPlan) ratio(ideal time.Duration) float64 { return float64(s.took) / f
 func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.requests) }
 
 // simulate runs a plan as Terraform takes it, in virtual time: one list
-// read, then reads taken by ten walkers, each pausing 60 to 230 ms between
-// reads (some 70 a second offered), all through one Pacer (nil: none, no
+// read, then reads taken by ten walkers, each pausing 20 to 150 ms between
+// reads (some 115 a second offered, as Terraform 1.11 plans them on a
+// 2-core machine), all through one Pacer (nil: none, no
 // more than told at once) with the provider's defaults, in front of lim
 // (nil: none). A refused read is tried again after its Retry-After, or
 // backs off from a second as the client does.
@@ -171,7 +172,7 @@ func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *P
 		next++
 		s.attempt(w, 0, func() {
 			s.ended = s.now
-			s.after(60*time.Millisecond+time.Duration(rng.Int64N(int64(170*time.Millisecond))), func() { read(w) })
+			s.after(20*time.Millisecond+time.Duration(rng.Int64N(int64(130*time.Millisecond))), func() { read(w) })
 		})
 	}
 	s.attempt(&walker{}, 0, func() {
