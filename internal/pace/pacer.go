@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,11 @@ const (
 	// ProbeShare, when that is longer than an interval of the pace: a
 	// window spent reopens within its Retry-After, rounded up to seconds.
 	ProbeShare = 4
+	// A limit on requests in flight is told from a rate by the others in
+	// flight with the InFlightHistory requests accepted last, once at
+	// least InFlightEvidence were.
+	InFlightHistory  = 32
+	InFlightEvidence = 16
 )
 
 // ErrOutlastsDeadline is Wait's answer when the pace, or a pause the
@@ -69,6 +75,11 @@ var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast r
 // to the Retry-After), until one is accepted. A Retry-After past
 // RoundingPause holds every request.
 //
+// A refusal of a request that went with more others in flight than any of
+// the last InFlightHistory accepted says the service limits requests in
+// flight, not their rate: from then on no more than that many go at once,
+// and the pace is left as it is.
+//
 // The zero value is not usable; use New.
 type Pacer struct {
 	clock         Clock
@@ -97,12 +108,15 @@ type Pacer struct {
 	acks      []time.Time // when requests were accepted, over the last second
 	first     time.Time   // when the first request went
 	probed    bool        // the service refused everything since the last cut
+	window    int         // the most requests in flight the service accepts, once learnt; 0 before
+	mostOK    []int       // others in flight with the requests accepted last, up to InFlightHistory
 }
 
 // Ticket is a request let go.
 type Ticket struct {
-	sent time.Time
-	gap  time.Duration // since the request let go before it
+	sent   time.Time
+	gap    time.Duration // since the request let go before it
+	others int           // in flight when it went
 }
 
 // Answer is what the service said to a request.
@@ -168,7 +182,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	}
 	p.polled, p.held = now, false
 	switch {
-	case p.maxConcurrent > 0 && p.inFlight >= p.maxConcurrent:
+	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.inFlight >= p.maxConcurrent:
 		return Ticket{}, p.longest, false
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), false
@@ -189,7 +203,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	if p.first.IsZero() {
 		p.first = now
 	}
-	t := Ticket{sent: now}
+	t := Ticket{sent: now, others: p.inFlight - 1}
 	if n := len(p.sent); n > 0 {
 		t.gap = now.Sub(p.sent[n-1])
 	}
@@ -227,6 +241,10 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	case !a.Refused:
 		p.accepted, p.probeGap = true, 0
 		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
+		p.mostOK = append(p.mostOK, t.others)
+		if len(p.mostOK) > InFlightHistory {
+			p.mostOK = p.mostOK[1:]
+		}
 	case p.cut && !p.accepted:
 		// Nothing sent since the cut was accepted: the service refuses
 		// everything, whatever the pace. Probe until it accepts again.
@@ -236,6 +254,10 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		}
 		p.probeAt = now.Add(p.probeGap)
 		p.probed = true
+	case len(p.mostOK) >= InFlightEvidence && t.others > 0 && t.others > slices.Max(p.mostOK):
+		// More were in flight than with any request accepted of late:
+		// the service limits requests in flight, not their rate.
+		p.window = t.others
 	default:
 		p.peak = float64(p.pace.Limit())
 		switch {
