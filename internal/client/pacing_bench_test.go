@@ -42,11 +42,12 @@ var pacingLimiters = []struct {
 
 // BenchmarkPacing reads 300 profiles the way Terraform plans them (ten
 // walkers, each taking about 85 ms between reads: some 115 reads a second
-// offered, as Terraform 1.11 plans them here, all ten starting at once) against each limiter, with the
-// provider's default settings. It reports the wall time, until the last read
-// ended, as a multiple of the ideal (the least time the limit allows,
-// limitedIdeal, or the same reads from the same service without its limit,
-// if that is longer) and the share of requests answered 429. A machine that
+// offered, as Terraform 1.11 plans them here, all ten starting at once)
+// against each limiter, with the provider's default settings. It reports
+// the wall time, until the last read ended, as a multiple of the ideal (the
+// least time the limit allows, limitedIdeal, or the same reads from the same
+// service without its limit, if that is longer) and the share of requests
+// answered 429. A machine that
 // is busy with other work stretches the unlimited time, not the ratio.
 // PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
 //

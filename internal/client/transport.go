@@ -1,7 +1,6 @@
 package client
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -22,9 +21,6 @@ type pacedTransport struct {
 
 func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ticket, err := t.pacer.Wait(req.Context())
-	if errors.Is(err, pace.ErrOutlastsDeadline) {
-		return nil, errWaitOutlastsDeadline
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -116,7 +116,7 @@ type Pacer struct {
 type Ticket struct {
 	sent   time.Time
 	gap    time.Duration // since the request let go before it
-	others int           // in flight when it went
+	others int           // the others in flight when it went
 }
 
 // Answer is what the service said to a request.
