@@ -225,6 +225,25 @@ func (s *sim) oneWay() time.Duration {
 	return d
 }
 
+// wait has w ask again at the next answer (wake), or when the returned
+// function is called, whichever comes first; only once either way.
+func (s *sim) wait(w *walker, ask func()) func() {
+	w.gen++
+	gen := w.gen
+	again := func() {
+		if w.gen == gen {
+			w.gen++
+			delete(s.waiting, w)
+			ask()
+		}
+	}
+	if s.waiting == nil {
+		s.waiting = map[*walker]func(){}
+	}
+	s.waiting[w] = again
+	return again
+}
+
 // attempt asks the pacer to let w's request go, sends it, and on its
 // answer calls done, or tries again.
 func (s *sim) attempt(w *walker, tries int, done func()) {
@@ -234,19 +253,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		var ok bool
 		t, wait, ok = s.pacer.reserve(s.now)
 		if !ok {
-			w.gen++
-			gen := w.gen
-			again := func() {
-				if w.gen == gen {
-					w.gen++
-					delete(s.waiting, w)
-					s.attempt(w, tries, done)
-				}
-			}
-			if s.waiting == nil {
-				s.waiting = map[*walker]func(){}
-			}
-			s.waiting[w] = again
+			again := s.wait(w, func() { s.attempt(w, tries, done) })
 			if wait < s.pacer.longest {
 				s.after(wait, again)
 			}
@@ -254,18 +261,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		}
 	} else if s.told > 0 {
 		if s.busy >= s.told {
-			if s.waiting == nil {
-				s.waiting = map[*walker]func(){}
-			}
-			w.gen++
-			gen := w.gen
-			s.waiting[w] = func() {
-				if w.gen == gen {
-					w.gen++
-					delete(s.waiting, w)
-					s.attempt(w, tries, done)
-				}
-			}
+			s.wait(w, func() { s.attempt(w, tries, done) })
 			return
 		}
 		s.busy++

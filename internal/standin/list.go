@@ -16,7 +16,10 @@ import (
 )
 
 // list serves GET /browsers: the whole list in the configured shape, or one
-// page in the configured paging mode.
+// page in the configured paging mode. Each mode (PagingModes) is a public
+// API's convention: it reads its own parameters from the request, picks the
+// window of profiles they name, and writes that page with its own hints
+// (next link, cursor, totals, flags), misbehaving only as that API does.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, env *Environment) {
 	s.ListRequests.Add(1)
 	if s.opts.Oversize > 0 {
