@@ -12,36 +12,31 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// The parameters of the model a Pacer holds when the service announces
-// nothing (Pacer).
+// The parameters of the Pacer's model (package doc).
 const (
-	// StartRate is the pace before the first refusal, and StartDoubling how
-	// long it takes to double while requests wait for it. Terraform offers
-	// some 115 reads a second, ten at once at first; a bucket that holds
-	// one request refuses any two closer than its rate allows, so they are
-	// never sent all at once.
+	// StartRate is the pace before the first refusal, and StartDoubling
+	// how long it takes to double while requests wait for it.
 	StartRate     = 100
 	StartDoubling = 100 * time.Millisecond
-	// Backoff is the share of the rate refused that the pace is cut to.
-	Backoff = 0.8
-	// FirstBackoff is Backoff for the first refusal.
+	// Backoff is the share of the rate refused that a refusal cuts the
+	// pace to; FirstBackoff, where the start's doubling resumes from.
+	Backoff      = 0.8
 	FirstBackoff = 0.5
-	// Recover is how long the pace takes to grow back to the rate refused,
-	// while requests wait for it.
+	// Recover is how long the cubic takes to grow back to the rate
+	// refused, while requests wait for it.
 	Recover = 3 * time.Second
-	// RoundingPause is the longest Retry-After taken for a rounding of a
-	// shorter wait ("1" often means 20 ms), which holds only the request
+	// RoundingPause is the longest Retry-After taken for the rounding of a
+	// shorter wait ("1" often means 20 ms): it holds only the request
 	// refused. A longer one holds every request.
 	RoundingPause = time.Second
 	// RateSpan is how far back the rate requests went at is measured.
 	RateSpan = 250 * time.Millisecond
-	// The first probe waits at least a refusal's Retry-After divided by
-	// ProbeShare, when that is longer than an interval of the pace: a
-	// window spent reopens within its Retry-After, rounded up to seconds.
+	// ProbeShare: a window spent reopens within its Retry-After, so the
+	// first probe waits at least that share of it.
 	ProbeShare = 4
-	// A limit on requests in flight is told from a rate by the others in
-	// flight with the InFlightHistory requests accepted last, once at
-	// least InFlightEvidence were.
+	// InFlightHistory is how many accepted requests' others in flight are
+	// kept, and InFlightEvidence how many must be before a limit on
+	// requests in flight is told from a rate.
 	InFlightHistory  = 32
 	InFlightEvidence = 16
 )
@@ -52,33 +47,10 @@ var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast r
 
 // Pacer decides when each request may go: no more than maxConcurrent at
 // once, within an announced quota (Gate), no faster than the user's
-// ceiling, and, when nothing is announced, at the pace of this model.
-//
-// The service is assumed to accept some steady rate it does not tell, as
-// the AWS SDKs' adaptive retry mode assumes. The pace (x/time/rate, a burst
-// of one) starts at StartRate and doubles every StartDoubling while
-// requests wait for it. A refusal of a request sent after the last cut
-// says the rate refused: the pace, or, if lower, the rate requests went at
-// (over the last RateSpan, or from the request before the one refused,
-// whichever is faster), or, after the service refused everything for a
-// while, the requests it accepted over the last second. In the start,
-// which overshoots, the pace is cut to FirstBackoff of that and doubles
-// again up to Backoff of it; later it is cut to Backoff of it. From there
-// it grows along CUBIC's cubic (RFC 9438, in requests a second rather than
-// a window): quickly at first, flat as it nears the rate refused after
-// Recover, faster past it; again only while requests wait for it.
-//
-// A refusal of a request sent after the cut, when none sent after it was
-// accepted, says the service refuses everything for now (a window spent):
-// requests then go one at a time, each probe waiting twice as long as the
-// last (from an interval of the pace, or a ProbeShare of the Retry-After,
-// to the Retry-After), until one is accepted. A Retry-After past
-// RoundingPause holds every request.
-//
-// A refusal of a request that went with more others in flight than any of
-// the last InFlightHistory accepted says the service limits requests in
-// flight, not their rate: from then on no more than that many go at once,
-// and the pace is left as it is.
+// ceiling, and, when nothing is announced, at the pace of the adaptive
+// model the package doc states. The service is assumed to accept a steady
+// rate it does not tell, as the AWS SDKs' adaptive retry mode assumes;
+// each step of the model is described where Done takes it.
 //
 // The zero value is not usable; use New.
 type Pacer struct {
@@ -259,6 +231,10 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		// the service limits requests in flight, not their rate.
 		p.window = t.others
 	default:
+		// A refusal of a request sent after the last cut: the rate refused
+		// is the pace, or the rate requests went at if lower (over
+		// RateSpan, or from the request before), or, after probing, the
+		// rate the service accepted over the last second.
 		p.peak = float64(p.pace.Limit())
 		switch {
 		case p.probed:
@@ -275,8 +251,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
 		p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
 	}
-	close(p.changed)
-	p.changed = make(chan struct{})
+	p.wake()
 }
 
 // Release frees the place of the request t let go, once its answer is
@@ -285,6 +260,11 @@ func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inFlight--
+	p.wake()
+}
+
+// wake lets every request waiting in Wait ask again.
+func (p *Pacer) wake() {
 	close(p.changed)
 	p.changed = make(chan struct{})
 }

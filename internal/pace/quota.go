@@ -1,21 +1,3 @@
-// Package pace decides when requests may go, from what services announce
-// of their rate limits and, when they announce nothing, from what they
-// refuse. It knows headers, times and outcomes, not the provider or its
-// client, and takes a Clock, so that its tests run in virtual time.
-//
-// Many services announce a quota on every answer, successes included: how
-// many requests their window allows, how many remain, and when the window
-// resets. A client that reads them never needs to be refused to find the
-// limit. Gate holds that model: no request goes while the requests that
-// remain, less those in flight, are spent before the reset; then requests
-// wait for the reset. The first request goes alone, as its answer says
-// whether the service announces anything. Nothing else is assumed of the
-// window: a service that refills continuously says so by its remaining
-// count.
-//
-// Pacer puts a Gate, a cap on requests in flight and an adaptive pace
-// together: the pace assumes a steady rate the service does not tell, cuts
-// it when the service refuses, and grows it back along a cubic (Pacer).
 package pace
 
 import (
