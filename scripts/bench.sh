@@ -26,10 +26,11 @@
 #      ideal counts each request half the jitter late, on average, as no
 #      client can know in advance how late it will be counted. Also a
 #      rolling window that counts the requests it refuses (as HAProxy's
-#      counters do), some limiters 80 ms away (-latency), and quotas
-#      announced on every answer (-quota), whose ideal is the 301 requests
-#      in as few of their windows as they allow. Targets:
-#      no error, wall time <= 1.15x the ideal (max of the
+#      counters do), and quotas announced on every answer (-quota), whose
+#      ideal is the 301 requests in as few of their windows as they allow;
+#      each limiter also 80 ms away (-latency), but for the variants of a
+#      bucket's Retry-After and of a bucket of one's jitter and work.
+#      Targets: no error, wall time <= 1.15x the ideal (max of the
 #      requests past a bucket's burst / rate and the same plan against the
 #      same service without its limit), <= 3% of the requests answered 429,
 #      for the worst limiter's median of $BENCH_ROUNDS plans (every plan is
@@ -287,9 +288,14 @@ rolling window, 80 ms away|-rate-limit 50 -rate-sliding -latency 80ms|more|
 4 in flight, work up to 100 ms, 80 ms|-max-in-flight 4 -work 100ms -latency 80ms|more|
 fixed window, 80 ms away|-rate-limit 50 -rate-window -latency 80ms|more|
 rolling window counting refusals, 80 ms|-rate-limit 50 -rate-sliding -rate-count-refused -latency 80ms|more|
+2 in flight, work up to 60 ms, 80 ms|-max-in-flight 2 -work 60ms -latency 80ms|more|
 quota 100 per 10 s, X-RateLimit-*|-quota 100 -quota-window 10s -announce github|more|
 quota 100 per 10 s, RateLimit|-quota 100 -quota-window 10s -announce ietf|more|
+quota 100 per 10 s, X-RateLimit-*, 80 ms|-quota 100 -quota-window 10s -announce github -latency 80ms|more|
+quota 100 per 10 s, RateLimit, 80 ms|-quota 100 -quota-window 10s -announce ietf -latency 80ms|more|
 quota 100 per 2 s, X-RateLimit-*|-quota 100 -quota-window 2s -announce github|more|
+quota 100 per 2 s, RateLimit|-quota 100 -quota-window 2s -announce ietf|more|
+quota 100 per 2 s, X-RateLimit-*, 80 ms|-quota 100 -quota-window 2s -announce github -latency 80ms|more|
 quota 100 per 2 s, RateLimit, 80 ms|-quota 100 -quota-window 2s -announce ietf -latency 80ms|more|
 LIMITERS
 
