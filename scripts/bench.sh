@@ -35,10 +35,10 @@
 #      outside the requests in the unlimited plan, and that unlimited plan
 #      itself: the same service without its limit), <= 3% of the requests
 #      answered 429, for the worst limiter's median of $BENCH_ROUNDS plans
-#      (every plan is shown). The exit status is the core limiters' (the buckets and the
-#      fixed window); the others are held to the same targets and reported
-#      on their own rows, as OVER where they miss, so that a run tells both
-#      apart.
+#      (every plan is shown). The exit status is the core limiters' (the
+#      buckets and the fixed window); the others are held to the same
+#      targets and reported on their own rows, as OVER where they miss, so
+#      that a run tells both apart.
 #      (b2) runs the same limiters in-process (BenchmarkPacing): ten
 #      walkers that take reads as Terraform's do, 300 reads, three rounds;
 #      the worst limiter's median against the same targets, in the same
@@ -144,7 +144,7 @@ echo "== (b) 301 reads against limits of 50 (and 30) requests/s, on requests in 
 timed_plan() {
   local dir=$1 s
   shift
-  trace="$tmp/trace.txt"
+  local trace="$tmp/trace.txt"
   if [ -n "${BENCH_TRACES:-}" ] && [ -n "${trace_name:-}" ]; then
     # Each limited plan's requests, as the stand-in saw them: a rare slow
     # plan, which a median hides, can then be read after the run.

@@ -233,8 +233,9 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	default:
 		// A refusal of a request sent after the last cut: the rate refused
 		// is the pace, or the rate requests went at if lower (over
-		// RateSpan, or from the request before), or, after probing, the
-		// rate the service accepted over the last second.
+		// RateSpan, or from the request before, whichever is faster), or,
+		// after probing, the rate the service accepted over the last
+		// second.
 		p.peak = float64(p.pace.Limit())
 		switch {
 		case p.probed:
