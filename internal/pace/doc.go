@@ -3,11 +3,11 @@
 // refuse. It knows headers, times and answers, not the provider or its
 // client, and takes a Clock, so that its tests run in virtual time.
 //
-// Gate obeys a quota the service announces on every answer (X-RateLimit-*,
-// RateLimit): no request goes while the requests that remain, less those
-// in flight, would be spent before the reset; then requests wait for the
-// reset. The first request goes alone, as its answer says whether the
-// service announces anything.
+// The gate obeys a quota the service announces on every answer
+// (X-RateLimit-*, RateLimit): no request goes while the requests that
+// remain, less those in flight, would be spent before the reset; then
+// requests wait for the reset. The first request goes alone, as its answer
+// says whether the service announces anything.
 //
 // Pacer adds, for a service that announces nothing, one adaptive pace in
 // x/time/rate: it doubles from StartRate until the first refusal; a

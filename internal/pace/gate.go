@@ -2,11 +2,10 @@ package pace
 
 import (
 	"net/http"
-	"sync"
 	"time"
 )
 
-// Clock is what a Gate needs of time, so that tests can run it in virtual
+// Clock is what a Pacer needs of time, so that tests can run it in virtual
 // time.
 type Clock interface {
 	Now() time.Time
@@ -27,15 +26,13 @@ const resetMargin = 20 * time.Millisecond
 // resets given as seconds from now drift by their rounding.
 const sameWindow = time.Second
 
-// Gate holds requests to the quota the service announced last (package
-// doc). The zero value is not usable; use NewGate.
-type Gate struct {
-	clock Clock
-	// longest is the longest wait a Gate keeps a request for: past it the
+// gate holds requests to the quota the service announced last (package
+// doc). Its Pacer's lock guards it.
+type gate struct {
+	// longest is the longest wait a gate keeps a request for: past it the
 	// request goes, and the service's refusal says when to come back.
 	longest time.Duration
 
-	mu       sync.Mutex
 	answered bool  // an answer came: whether the service announces is known
 	quota    Quota // the last announced, or, once its reset passed, the next window's as far as known
 	known    bool  // a quota with a remaining count was announced
@@ -43,29 +40,13 @@ type Gate struct {
 	inFlight int   // requests let go and not yet answered
 }
 
-// NewGate returns a Gate that waits at most longest for a reset.
-func NewGate(clock Clock, longest time.Duration) *Gate {
-	return &Gate{clock: clock, longest: longest}
-}
-
-// Reserve lets a request go now, counting it in flight, and returns 0; or
-// returns how long it must wait before asking again, at the latest (an
-// answer may let it go sooner). Every request let go must be followed by
-// Done.
-func (g *Gate) Reserve() time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if wait := g.delay(g.clock.Now()); wait > 0 {
-		return wait
-	}
-	g.inFlight++
-	return 0
-}
-
-// delay is how long a request must wait at now: until the reset, when the
-// requests that remain are all in flight; and, until the first answer says
-// whether the service announces a quota, until that answer.
-func (g *Gate) delay(now time.Time) time.Duration {
+// reserve lets a request go at now, counting it in flight, and returns 0;
+// or returns how long it must wait before asking again, at the latest (an
+// answer may let it go sooner): until the reset, when the requests that
+// remain are all in flight; and, until the first answer says whether the
+// service announces a quota, until that answer. Every request let go is
+// followed by done.
+func (g *gate) reserve(now time.Time) time.Duration {
 	if !g.answered && g.inFlight > 0 {
 		return g.longest
 	}
@@ -74,29 +55,26 @@ func (g *Gate) delay(now time.Time) time.Duration {
 		// learn it, when none was announced) until an answer says more.
 		g.quota.Remaining, g.rolled = max(g.quota.Limit, 1), true
 	}
-	switch {
-	case !g.known || g.quota.Remaining-g.inFlight > 0:
-		return 0
-	case g.rolled:
-		return g.longest // until an answer says more (Wait)
+	if g.known && g.quota.Remaining-g.inFlight <= 0 {
+		wait := g.quota.Reset.Add(resetMargin).Sub(now)
+		if g.rolled {
+			wait = g.longest // until an answer says more
+		}
+		if wait <= g.longest {
+			return wait
+		}
 	}
-	wait := g.quota.Reset.Add(resetMargin).Sub(now)
-	if wait > g.longest {
-		return 0
-	}
-	return wait
+	g.inFlight++
+	return 0
 }
 
-// Done takes a request out of flight, with the headers of its answer (nil
-// when none came), and reads the quota they announce. Answers may arrive
-// out of order: within one window the least remaining wins, and an answer
-// of an earlier window, or whose reset has passed, is old news.
-func (g *Gate) Done(h http.Header) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// done takes a request out of flight at now, with the headers of its
+// answer (nil when none came), and reads the quota they announce. Answers
+// may arrive out of order: within one window the least remaining wins, and
+// an answer of an earlier window, or whose reset has passed, is old news.
+func (g *gate) done(h http.Header, now time.Time) {
 	g.inFlight--
 	g.answered = true
-	now := g.clock.Now()
 	if q, ok := Announced(h, now); ok && q.Remaining >= 0 && q.Reset.After(now) {
 		switch {
 		case !g.known, g.rolled, q.Reset.Sub(g.quota.Reset) >= sameWindow:

@@ -50,11 +50,11 @@ func (s *quotaService) answer(at time.Time) (accepted bool, h http.Header) {
 }
 
 // plan sends n requests, conc at a time, each answered rtt after it goes
-// (counted half way), through a Gate in virtual time, every refused one
+// (counted half way), through a gate in virtual time, every refused one
 // sent again; it returns how long they took and how many were refused.
 func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (took time.Duration, refused int) {
 	clock := &fakeClock{now: start}
-	g := NewGate(clock, time.Minute)
+	g := &gate{longest: time.Minute}
 	type answer struct {
 		at       time.Time
 		accepted bool
@@ -65,7 +65,7 @@ func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (too
 	for done < n {
 		recheck := time.Time{}
 		for len(inFlight) < conc && toSend > 0 {
-			if wait := g.Reserve(); wait > 0 {
+			if wait := g.reserve(clock.now); wait > 0 {
 				recheck = clock.now.Add(wait)
 				break
 			}
@@ -82,7 +82,7 @@ func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (too
 		a := inFlight[0]
 		inFlight = inFlight[1:]
 		clock.now = a.at
-		g.Done(a.h)
+		g.done(a.h, clock.now)
 		if a.accepted {
 			done++
 		} else {
@@ -125,25 +125,24 @@ func TestGate_obeysAnAnnouncedQuotaBeforeAnyRefusal(t *testing.T) {
 func TestGate_holdsNothingUnannounced(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
-	clock := &fakeClock{now: now}
-	g := NewGate(clock, 30*time.Second)
-	if g.Reserve() != 0 || g.Reserve() == 0 {
+	g := &gate{longest: 30 * time.Second}
+	if g.reserve(now) != 0 || g.reserve(now) == 0 {
 		t.Fatal("the first request did not go alone")
 	}
-	g.Done(http.Header{})
+	g.done(http.Header{}, now)
 	for range 20 {
-		if wait := g.Reserve(); wait != 0 {
+		if wait := g.reserve(now); wait != 0 {
 			t.Fatalf("held %s with nothing announced", wait)
 		}
 	}
-	g.Done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}})
-	if wait := g.Reserve(); wait != 5*time.Second+resetMargin {
+	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}}, now)
+	if wait := g.reserve(now); wait != 5*time.Second+resetMargin {
 		t.Errorf("held %s for a reset 5 s away", wait)
 	}
-	g = NewGate(clock, 30*time.Second)
-	g.Reserve()
-	g.Done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}})
-	if wait := g.Reserve(); wait != 0 {
+	g = &gate{longest: 30 * time.Second}
+	g.reserve(now)
+	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}}, now)
+	if wait := g.reserve(now); wait != 0 {
 		t.Errorf("held %s for a reset an hour away", wait)
 	}
 }

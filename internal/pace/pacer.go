@@ -46,7 +46,7 @@ const (
 var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast request_timeout_seconds: %w", context.DeadlineExceeded)
 
 // Pacer decides when each request may go: no more than maxConcurrent at
-// once, within an announced quota (Gate), no faster than the user's
+// once, within an announced quota (the gate), no faster than the user's
 // ceiling, and, when nothing is announced, at the pace of the adaptive
 // model the package doc states. The service is assumed to accept a steady
 // rate it does not tell, as the AWS SDKs' adaptive retry mode assumes;
@@ -55,7 +55,7 @@ var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast r
 // The zero value is not usable; use New.
 type Pacer struct {
 	clock         Clock
-	gate          *Gate
+	gate          gate
 	ceiling       rate.Limit // the user's requests_per_second; rate.Inf when unset
 	maxConcurrent int
 	longest       time.Duration
@@ -87,8 +87,7 @@ type Pacer struct {
 // Ticket is a request let go.
 type Ticket struct {
 	sent   time.Time
-	gap    time.Duration // since the request let go before it
-	others int           // the others in flight when it went
+	others int // the others in flight when it went
 }
 
 // Answer is what the service said to a request.
@@ -108,7 +107,7 @@ type Answer struct {
 // 0), at most ceiling a second (no ceiling when 0), and waiting at most
 // longest for a quota's reset.
 func New(clock Clock, maxConcurrent int, ceiling float64, longest time.Duration) *Pacer {
-	p := &Pacer{clock: clock, gate: NewGate(clock, longest), ceiling: rate.Inf, maxConcurrent: maxConcurrent,
+	p := &Pacer{clock: clock, gate: gate{longest: longest}, ceiling: rate.Inf, maxConcurrent: maxConcurrent,
 		longest: longest, changed: make(chan struct{})}
 	if ceiling > 0 {
 		p.ceiling = rate.Limit(ceiling)
@@ -167,7 +166,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 		p.held = true
 		return Ticket{}, time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second))), false
 	}
-	if wait := p.gate.Reserve(); wait > 0 {
+	if wait := p.gate.reserve(now); wait > 0 {
 		return Ticket{}, wait, false
 	}
 	p.pace.AllowN(now, 1)
@@ -176,9 +175,6 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 		p.first = now
 	}
 	t := Ticket{sent: now, others: p.inFlight - 1}
-	if n := len(p.sent); n > 0 {
-		t.gap = now.Sub(p.sent[n-1])
-	}
 	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), now)
 	return t, 0, true
 }
@@ -202,10 +198,10 @@ func (p *Pacer) rate() float64 {
 func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.gate.Done(a.Quota)
 	now := p.clock.Now()
-	if a.Refused && a.RetryAfter > RoundingPause {
-		p.pausedTil = later(p.pausedTil, now.Add(min(a.RetryAfter, p.longest)))
+	p.gate.done(a.Quota, now)
+	if until := now.Add(min(a.RetryAfter, p.longest)); a.Refused && a.RetryAfter > RoundingPause && until.After(p.pausedTil) {
+		p.pausedTil = until
 	}
 	fresh := t.sent.After(p.lastCut) || !p.cut
 	switch {
@@ -232,18 +228,14 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		p.window = t.others
 	default:
 		// A refusal of a request sent after the last cut: the rate refused
-		// is the pace, or the rate requests went at if lower (over
-		// RateSpan, or from the request before, whichever is faster), or,
-		// after probing, the rate the service accepted over the last
-		// second.
-		p.peak = float64(p.pace.Limit())
-		switch {
-		case p.probed:
-			p.peak = min(p.peak, p.acceptedRate(now))
-		case t.gap > 0:
-			p.peak = min(p.peak, max(p.sentRate(), 1/t.gap.Seconds()))
+		// is the pace, or, if lower, the rate requests went at over
+		// RateSpan, or, after probing, the rate the service accepted over
+		// the last second.
+		measured := p.sentRate()
+		if p.probed {
+			measured = p.acceptedRate(now)
 		}
-		p.probed = false
+		p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
 		if p.startEnd > 0 {
 			// Refused in a start: start again lower, up to Backoff of
 			// the rate refused.
@@ -295,11 +287,4 @@ func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
 		i++
 	}
 	return append(ts[:0], ts[i:]...)
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
