@@ -87,7 +87,8 @@ type Pacer struct {
 // Ticket is a request let go.
 type Ticket struct {
 	sent   time.Time
-	others int // the others in flight when it went
+	gap    time.Duration // since the request let go before it
+	others int           // the others in flight when it went
 }
 
 // Answer is what the service said to a request.
@@ -175,6 +176,9 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 		p.first = now
 	}
 	t := Ticket{sent: now, others: p.inFlight - 1}
+	if n := len(p.sent); n > 0 {
+		t.gap = now.Sub(p.sent[n-1])
+	}
 	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), now)
 	return t, 0, true
 }
@@ -228,10 +232,11 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		p.window = t.others
 	default:
 		// A refusal of a request sent after the last cut: the rate refused
-		// is the pace, or, if lower, the rate requests went at over
-		// RateSpan, or, after probing, the rate the service accepted over
-		// the last second.
-		measured := p.sentRate()
+		// is the pace, or, if lower, the rate requests went at (over
+		// RateSpan, or from the request before, whichever is faster), or,
+		// after probing, the rate the service accepted over the last
+		// second.
+		measured := max(p.sentRate(), 1/t.gap.Seconds())
 		if p.probed {
 			measured = p.acceptedRate(now)
 		}

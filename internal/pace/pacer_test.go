@@ -48,22 +48,22 @@ func perSecond(n float64, requests float64) time.Duration {
 
 var unannounced = []limiterCase{
 	{name: "bucket burst 1", new: func() limiter { return newBucket(50, 1) }, least: perSecond(50, simReads), oneAtATime: true,
-		miss: map[string]figures{"80 ms": {1.22, 1.28, 3.3}}},
+		miss: map[string]figures{"80 ms": {1.24, 1.38, 3.3}}},
 	{name: "bucket burst 10", new: func() limiter { return newBucket(50, 10) }, least: perSecond(50, simReads+1-10)},
 	{name: "bucket burst 50", new: func() limiter { return newBucket(50, 50) }, least: perSecond(50, simReads+1-50)},
 	{name: "bucket 30, burst 1", new: func() limiter { return newBucket(30, 1) }, least: perSecond(30, simReads), oneAtATime: true,
-		miss: map[string]figures{"80 ms": {1.28, 1.42, 3.6}}},
+		miss: map[string]figures{"loopback": {1.13, 1.21, 3.3}, "80 ms": {1.18, 1.87, 4.8}}},
 	{name: "fixed window", new: func() limiter { return &fixedWindow{n: 50} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.22, 1.39, 3.6}}},
+		miss: map[string]figures{"80 ms": {1.25, 1.34, 4.2}}},
 	{name: "rolling window", new: func() limiter { return &rollingWindow{n: 50} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.24, 1.48, 3.0}}},
+		miss: map[string]figures{"80 ms": {1.22, 1.48, 3.3}}},
 	{name: "rolling, counting refused", new: func() limiter { return &rollingWindow{n: 50, countRefused: true} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.39, 1.59, 5.4}}},
+		miss: map[string]figures{"80 ms": {1.46, 1.61, 6.0}}},
 	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
-		miss:  map[string]figures{"loopback": {1.01, 1.03, 3.3}, "80 ms": {1.04, 1.17, 3.3}}},
+		miss:  map[string]figures{"loopback": {1.06, 1.08, 3.9}, "80 ms": {1.06, 1.13, 4.2}}},
 	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4,
-		miss: map[string]figures{"loopback": {1.27, 1.50, 1.0}}},
+		miss: map[string]figures{"loopback": {1.18, 1.31, 1.7}}},
 }
 
 var announced = []limiterCase{
