@@ -235,7 +235,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		// is the pace, or, if lower, the rate requests went at (over
 		// RateSpan, or from the request before, whichever is faster), or,
 		// after probing, the rate the service accepted over the last
-		// second.
+		// second. A first request's gap is 0: +Inf, the pace.
 		measured := max(p.sentRate(), 1/t.gap.Seconds())
 		if p.probed {
 			measured = p.acceptedRate(now)
