@@ -204,8 +204,10 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	p.gate.done(a.Quota, now)
-	if until := now.Add(min(a.RetryAfter, p.longest)); a.Refused && a.RetryAfter > RoundingPause && until.After(p.pausedTil) {
-		p.pausedTil = until
+	if a.Refused && a.RetryAfter > RoundingPause {
+		if until := now.Add(min(a.RetryAfter, p.longest)); until.After(p.pausedTil) {
+			p.pausedTil = until
+		}
 	}
 	fresh := t.sent.After(p.lastCut) || !p.cut
 	switch {
