@@ -4,13 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
 const simReads = 300
+
+// simPlans is how many plans a case runs: nine, or PACE_SIM_PLANS, as
+// nine hide a tail that forty show.
+func simPlans() uint64 {
+	if n, err := strconv.ParseUint(os.Getenv("PACE_SIM_PLANS"), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 9
+}
 
 func defaultPacer(c Clock) *Pacer { return New(c, 8, 0, 30*time.Second) }
 
@@ -48,22 +59,23 @@ func perSecond(n float64, requests float64) time.Duration {
 
 var unannounced = []limiterCase{
 	{name: "bucket burst 1", new: func() limiter { return newBucket(50, 1) }, least: perSecond(50, simReads), oneAtATime: true,
-		miss: map[string]figures{"80 ms": {1.24, 1.38, 3.3}}},
+		miss: map[string]figures{"loopback": {1.18, 1.24, 2}, "80 ms": {1.26, 1.33, 3.6}}},
 	{name: "bucket burst 10", new: func() limiter { return newBucket(50, 10) }, least: perSecond(50, simReads+1-10)},
-	{name: "bucket burst 50", new: func() limiter { return newBucket(50, 50) }, least: perSecond(50, simReads+1-50)},
+	{name: "bucket burst 50", new: func() limiter { return newBucket(50, 50) }, least: perSecond(50, simReads+1-50),
+		miss: map[string]figures{"80 ms": {1.17, 1.21, 0.7}}},
 	{name: "bucket 30, burst 1", new: func() limiter { return newBucket(30, 1) }, least: perSecond(30, simReads), oneAtATime: true,
-		miss: map[string]figures{"loopback": {1.13, 1.21, 3.3}, "80 ms": {1.18, 1.87, 4.8}}},
+		miss: map[string]figures{"loopback": {1.14, 1.19, 3.3}, "80 ms": {1.18, 1.64, 4.5}}},
 	{name: "fixed window", new: func() limiter { return &fixedWindow{n: 50} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.25, 1.34, 4.2}}},
+		miss: map[string]figures{"80 ms": {1.22, 1.3, 4.2}}},
 	{name: "rolling window", new: func() limiter { return &rollingWindow{n: 50} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.22, 1.48, 3.3}}},
+		miss: map[string]figures{"loopback": {1.16, 1.17, 2.3}, "80 ms": {1.35, 1.53, 3.9}}},
 	{name: "rolling, counting refused", new: func() limiter { return &rollingWindow{n: 50, countRefused: true} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.46, 1.61, 6.0}}},
+		miss: map[string]figures{"80 ms": {1.48, 1.61, 5.7}}},
 	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
-		miss:  map[string]figures{"loopback": {1.06, 1.08, 3.9}, "80 ms": {1.06, 1.13, 4.2}}},
+		miss:  map[string]figures{"loopback": {1.08, 1.13, 3.9}, "80 ms": {1.06, 1.13, 3.9}}},
 	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4,
-		miss: map[string]figures{"loopback": {1.18, 1.31, 1.7}}},
+		miss: map[string]figures{"loopback": {1.2, 2.29, 1.7}}},
 }
 
 var announced = []limiterCase{
@@ -94,7 +106,7 @@ func runCases(t *testing.T, cases []limiterCase, target func(name string) figure
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%s", c.name, n.name), func(t *testing.T) {
 				var ratios, shares []float64
-				for seed := range uint64(9) {
+				for seed := range simPlans() {
 					net := n.net
 					if c.told > 0 {
 						net.work = 100 * time.Millisecond

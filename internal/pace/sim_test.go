@@ -150,12 +150,13 @@ func (s simPlan) ratio(ideal time.Duration) float64 { return float64(s.took) / f
 func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.requests) }
 
 // simulate runs a plan as Terraform takes it, in virtual time: one list
-// read, then reads taken by ten walkers, each pausing 20 to 150 ms between
-// reads (some 115 a second offered, as Terraform 1.11 plans them on a
-// 2-core machine), all through one Pacer (nil: none, no
-// more than told at once) with the provider's defaults, in front of lim
-// (nil: none). A refused read is tried again after its Retry-After, or
-// backs off from a second as the client does.
+// read, some 100 ms for Terraform to expand its for_each (so a rate
+// measured over the start still holds the list), then reads taken by ten
+// walkers, each pausing 20 to 150 ms between reads (some 115 a second
+// offered, as Terraform 1.11 plans them on a 2-core machine), all through
+// one Pacer (nil: none, no more than told at once) with the provider's
+// defaults, in front of lim (nil: none). A refused read is tried again
+// after its Retry-After, or backs off from a second as the client does.
 func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) simPlan {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Unix(1_800_000_000, 0).Add(time.Duration(rng.Int64N(int64(time.Second))))
@@ -176,9 +177,11 @@ func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *P
 		})
 	}
 	s.attempt(&walker{}, 0, func() {
-		for range 10 {
-			read(&walker{})
-		}
+		s.after(80*time.Millisecond+time.Duration(rng.Int64N(int64(40*time.Millisecond))), func() {
+			for range 10 {
+				read(&walker{})
+			}
+		})
 	})
 	s.run()
 	return simPlan{took: s.ended.Sub(start), requests: s.requests, refused: s.refused}
