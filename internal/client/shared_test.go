@@ -71,33 +71,36 @@ func TestListProfiles_readsAgainOnlyAfterAMendableFailure(t *testing.T) {
 // request, go on for the others.
 func TestSharedReads_aCancelledCallerFailsNoOther(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	arrived := make(chan struct{}, 2)
-	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-		arrived <- struct{}{}
-		<-release
-		if r.URL.Path == "/api/v1/browsers" {
-			io.WriteString(w, `[{"profile_key": "a"}]`)
-			return
-		}
-		io.WriteString(w, `{"profile_key": "a"}`)
-	})
-	for name, read := range map[string]func(context.Context) error{
-		"list": func(ctx context.Context) error { _, err := c.ListProfiles(ctx); return err },
-		"one":  func(ctx context.Context) error { _, err := c.GetProfile(ctx, "a"); return err },
+	for name, read := range map[string]func(*Client, context.Context) error{
+		"list": func(c *Client, ctx context.Context) error { _, err := c.ListProfiles(ctx); return err },
+		"one":  func(c *Client, ctx context.Context) error { _, err := c.GetProfile(ctx, "a"); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
+			// Every request is answered once release is closed: one the
+			// other caller makes of its own, should the scheduler start it
+			// only after the shared one was answered, as well.
+			release := make(chan struct{})
+			arrived := make(chan struct{}, 2)
+			c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+				arrived <- struct{}{}
+				<-release
+				if r.URL.Path == "/api/v1/browsers" {
+					io.WriteString(w, `[{"profile_key": "a"}]`)
+					return
+				}
+				io.WriteString(w, `{"profile_key": "a"}`)
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			first := make(chan error)
-			go func() { first <- read(ctx) }()
+			go func() { first <- read(c, ctx) }()
 			<-arrived
 			second := make(chan error)
-			go func() { second <- read(context.Background()) }()
+			go func() { second <- read(c, context.Background()) }()
 			cancel()
 			if err := <-first; !errors.Is(err, context.Canceled) {
 				t.Errorf("the cancelled caller: %v", err)
 			}
-			release <- struct{}{}
+			close(release)
 			if err := <-second; err != nil {
 				t.Errorf("the other caller: %v", err)
 			}
