@@ -76,6 +76,8 @@ var unannounced = []limiterCase{
 		miss:  map[string]figures{"loopback": {1.08, 1.13, 3.9}, "80 ms": {1.06, 1.13, 3.9}}},
 	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4,
 		miss: map[string]figures{"loopback": {1.2, 2.29, 1.7}}},
+	{name: "2 in flight", new: func() limiter { return &inFlight{n: 2} }, told: 2,
+		miss: map[string]figures{"loopback": {2.08, 2.51, 2.6}, "80 ms": {0.79, 1.06, 4.8}}},
 }
 
 var announced = []limiterCase{
