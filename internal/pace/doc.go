@@ -15,7 +15,8 @@
 // rate refused; it grows back along CUBIC's cubic (RFC 9438), reaching
 // the rate refused after Recover, and grows only while requests wait for
 // it. A service that refuses everything after a cut is probed one request
-// at a time; one that refuses a request sent with more in flight than any
-// it accepted of late is held to that many in flight. Retry-After is
-// honoured: past RoundingPause it holds every request.
+// at a time; one that, after a cut, refuses a request sent with more in
+// flight than all but one it accepted of late is held to that many in
+// flight. Retry-After is honoured: past RoundingPause it holds every
+// request.
 package pace

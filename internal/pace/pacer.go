@@ -37,8 +37,8 @@ const (
 	// InFlightHistory is how many accepted requests' others in flight are
 	// kept, and InFlightEvidence how many must be before a limit on
 	// requests in flight is told from a rate.
-	InFlightHistory  = 32
-	InFlightEvidence = 16
+	InFlightHistory  = 16
+	InFlightEvidence = 8
 )
 
 // ErrOutlastsDeadline is Wait's answer when the pace, or a pause the
@@ -228,9 +228,13 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		}
 		p.probeAt = now.Add(p.probeGap)
 		p.probed = true
-	case len(p.mostOK) >= InFlightEvidence && t.others > 0 && t.others > slices.Max(p.mostOK):
-		// More were in flight than with any request accepted of late:
-		// the service limits requests in flight, not their rate.
+	case p.cut && len(p.mostOK) >= InFlightEvidence && t.others > 0 &&
+		t.others > slices.Sorted(slices.Values(p.mostOK))[len(p.mostOK)-2]:
+		// More were in flight than with all but one request accepted of
+		// late (an answer on its way back counts as in flight): the
+		// service limits requests in flight, not their rate. Not before a
+		// refusal has cut the pace: till then requests went with few
+		// others only because the pace was low.
 		p.window = t.others
 	default:
 		// A refusal of a request sent after the last cut: the rate refused
