@@ -29,9 +29,7 @@ const sameWindow = time.Second
 // gate holds requests to the quota the service announced last (package
 // doc). Its Pacer's lock guards it.
 type gate struct {
-	// longest is the longest wait a gate keeps a request for: past it the
-	// request goes, and the service's refusal says when to come back.
-	longest time.Duration
+	longest time.Duration // past it a request goes: the refusal says when to come back
 
 	answered bool  // an answer came: whether the service announces is known
 	quota    Quota // the last announced, or, once its reset passed, the next window's as far as known
@@ -40,12 +38,9 @@ type gate struct {
 	inFlight int   // requests let go and not yet answered
 }
 
-// reserve lets a request go at now, counting it in flight, and returns 0;
-// or returns how long it must wait before asking again, at the latest (an
-// answer may let it go sooner): until the reset, when the requests that
-// remain are all in flight; and, until the first answer says whether the
-// service announces a quota, until that answer. Every request let go is
-// followed by done.
+// reserve lets a request go at now, counting it in flight until done, and
+// returns 0; or returns the longest it waits before asking again (an
+// answer may let it go sooner).
 func (g *gate) reserve(now time.Time) time.Duration {
 	if !g.answered && g.inFlight > 0 {
 		return g.longest

@@ -12,31 +12,23 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// The parameters of the Pacer's model (package doc).
+// The parameters of the Pacer's model (package doc). Growth counts only
+// the time requests waited for the pace.
 const (
-	// StartRate is the pace before the first refusal, and StartDoubling
-	// how long it takes to double while requests wait for it.
-	StartRate     = 100
-	StartDoubling = 100 * time.Millisecond
-	// Backoff is the share of the rate refused that a refusal cuts the
-	// pace to; FirstBackoff, where the start's doubling resumes from.
-	Backoff      = 0.8
-	FirstBackoff = 0.5
-	// Recover is how long the cubic takes to grow back to the rate
-	// refused, while requests wait for it.
-	Recover = 3 * time.Second
+	StartRate     = 100                    // the pace before the first refusal
+	StartDoubling = 100 * time.Millisecond // how long it takes a start to double
+	Backoff       = 0.8                    // a cut's share of the rate refused
+	FirstBackoff  = 0.5                    // and where a start refused resumes
+	Recover       = 3 * time.Second        // the cubic's time back to the rate refused
 	// RoundingPause is the longest Retry-After taken for the rounding of a
-	// shorter wait ("1" often means 20 ms): it holds only the request
-	// refused. A longer one holds every request.
+	// shorter wait ("1" often means 20 ms), holding only the request refused.
 	RoundingPause = time.Second
-	// RateSpan is how far back the rate requests went at is measured.
-	RateSpan = 250 * time.Millisecond
-	// ProbeShare: a window spent reopens within its Retry-After, so the
+	RateSpan      = 250 * time.Millisecond // how far back the rate requests went at is measured
+	// ProbeShare: a spent window reopens within its Retry-After, so the
 	// first probe waits at least that share of it.
 	ProbeShare = 4
-	// InFlightHistory is how many accepted requests' others in flight are
-	// kept, and InFlightEvidence how many must be before a limit on
-	// requests in flight is told from a rate.
+	// A limit on requests in flight is told from a rate by the others in
+	// flight with the last InFlightHistory accepted, once InFlightEvidence are.
 	InFlightHistory  = 16
 	InFlightEvidence = 8
 )
@@ -47,18 +39,13 @@ var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast r
 
 // Pacer decides when each request may go: no more than maxConcurrent at
 // once, within an announced quota (the gate), no faster than the user's
-// ceiling, and, when nothing is announced, at the pace of the adaptive
-// model the package doc states. The service is assumed to accept a steady
-// rate it does not tell, as the AWS SDKs' adaptive retry mode assumes;
-// each step of the model is described where Done takes it.
-//
-// The zero value is not usable; use New.
+// ceiling, and at the pace of the model the package doc states, whose
+// steps Done takes. The zero value is not usable; use New.
 type Pacer struct {
 	clock         Clock
 	gate          gate
 	ceiling       rate.Limit // the user's requests_per_second; rate.Inf when unset
 	maxConcurrent int
-	longest       time.Duration
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed, and replaced, at each answer
@@ -93,15 +80,10 @@ type Ticket struct {
 
 // Answer is what the service said to a request.
 type Answer struct {
-	// Refused is a rate limit's answer (429, or a 403 that says so).
-	Refused bool
-	// RetryAfter is how long a refusal asked to wait; 0 when it did not.
-	RetryAfter time.Duration
-	// Quota is the headers of an accepted answer, for the quota they
-	// announce; nil for any other.
-	Quota http.Header
-	// Failed is no answer at all: the request may not have reached it.
-	Failed bool
+	Refused    bool          // a rate limit's answer (429, or a 403 that says so)
+	RetryAfter time.Duration // how long a refusal asked to wait, if it did
+	Quota      http.Header   // an accepted answer's headers, for the quota they announce
+	Failed     bool          // no answer at all: the request may not have arrived
 }
 
 // New returns a Pacer letting maxConcurrent requests go at once (none when
@@ -109,11 +91,10 @@ type Answer struct {
 // longest for a quota's reset.
 func New(clock Clock, maxConcurrent int, ceiling float64, longest time.Duration) *Pacer {
 	p := &Pacer{clock: clock, gate: gate{longest: longest}, ceiling: rate.Inf, maxConcurrent: maxConcurrent,
-		longest: longest, changed: make(chan struct{})}
+		changed: make(chan struct{}), startBase: StartRate, startEnd: math.Inf(1)}
 	if ceiling > 0 {
 		p.ceiling = rate.Limit(ceiling)
 	}
-	p.startBase, p.startEnd = StartRate, math.Inf(1)
 	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
 	return p
 }
@@ -131,7 +112,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		if ok {
 			return t, nil
 		}
-		if deadline, ok := ctx.Deadline(); ok && wait < p.longest && now.Add(wait).After(deadline) {
+		if deadline, ok := ctx.Deadline(); ok && wait < p.gate.longest && now.Add(wait).After(deadline) {
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
@@ -144,7 +125,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 }
 
 // reserve lets a request go at now, or says how long it waits before it
-// asks again (an answer may let it go sooner); p.longest when only an
+// asks again (an answer may let it go sooner); p.gate.longest when only an
 // answer can.
 func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	if p.held && p.polled.Before(now) {
@@ -155,11 +136,11 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	p.polled, p.held = now, false
 	switch {
 	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.inFlight >= p.maxConcurrent:
-		return Ticket{}, p.longest, false
+		return Ticket{}, p.gate.longest, false
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), false
 	case p.probeGap > 0 && p.inFlight > 0:
-		return Ticket{}, p.longest, false
+		return Ticket{}, p.gate.longest, false
 	case p.probeGap > 0 && now.Before(p.probeAt):
 		return Ticket{}, p.probeAt.Sub(now), false
 	}
@@ -205,7 +186,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	now := p.clock.Now()
 	p.gate.done(a.Quota, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
-		if until := now.Add(min(a.RetryAfter, p.longest)); until.After(p.pausedTil) {
+		if until := now.Add(min(a.RetryAfter, p.gate.longest)); until.After(p.pausedTil) {
 			p.pausedTil = until
 		}
 	}
@@ -216,9 +197,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		p.accepted, p.probeGap = true, 0
 		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
 		p.mostOK = append(p.mostOK, t.others)
-		if len(p.mostOK) > InFlightHistory {
-			p.mostOK = p.mostOK[1:]
-		}
+		p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
 	case p.cut && !p.accepted:
 		// Nothing sent since the cut was accepted: the service refuses
 		// everything, whatever the pace. Probe until it accepts again.
@@ -228,28 +207,24 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		}
 		p.probeAt = now.Add(p.probeGap)
 		p.probed = true
-	case p.cut && len(p.mostOK) >= InFlightEvidence && t.others > 0 &&
-		t.others > slices.Sorted(slices.Values(p.mostOK))[len(p.mostOK)-2]:
-		// More were in flight than with all but one request accepted of
-		// late (an answer on its way back counts as in flight): the
-		// service limits requests in flight, not their rate. Not before a
-		// refusal has cut the pace: till then requests went with few
-		// others only because the pace was low.
+	case p.cut && len(p.mostOK) >= InFlightEvidence && t.others > slices.Sorted(slices.Values(p.mostOK))[len(p.mostOK)-2]:
+		// More were in flight than with all but one accepted of late (one
+		// may count an answer on its way back): the service limits requests
+		// in flight. Only after a cut: till then, few went with others only
+		// because the pace was low.
 		p.window = t.others
 	default:
-		// A refusal of a request sent after the last cut: the rate refused
-		// is the pace, or, if lower, the rate requests went at (over
-		// RateSpan, or from the request before, whichever is faster), or,
-		// after probing, the rate the service accepted over the last
-		// second. A first request's gap is 0: +Inf, the pace.
+		// The rate refused is the pace or, if lower, the rate requests
+		// went at (over RateSpan or since the one before, the faster; a
+		// first request's gap of 0 is the pace), or, after probing, the
+		// rate accepted over the last second.
 		measured := max(p.sentRate(), 1/t.gap.Seconds())
 		if p.probed {
 			measured = p.acceptedRate(now)
 		}
 		p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
 		if p.startEnd > 0 {
-			// Refused in a start: start again lower, up to Backoff of
-			// the rate refused.
+			// Start again lower, up to Backoff of the rate refused.
 			p.startBase, p.startEnd = FirstBackoff*p.peak, Backoff*p.peak
 		}
 		p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
@@ -258,8 +233,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	p.wake()
 }
 
-// Release frees the place of the request t let go, once its answer is
-// read.
+// Release frees the place of the request t let go, once its answer is read.
 func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -292,10 +266,8 @@ func (p *Pacer) sentRate() float64 {
 	return float64(n-1) / p.sent[n-1].Sub(p.sent[0]).Seconds()
 }
 
+// trimBefore drops the times, in order, before cutoff.
 func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
-	i := 0
-	for i < len(ts) && ts[i].Before(cutoff) {
-		i++
-	}
+	i, _ := slices.BinarySearchFunc(ts, cutoff, time.Time.Compare)
 	return append(ts[:0], ts[i:]...)
 }

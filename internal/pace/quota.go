@@ -11,14 +11,9 @@ import (
 
 // Quota is what one answer announced.
 type Quota struct {
-	// Limit is how many requests a window allows, and Remaining how many
-	// it has left; each -1 when the answer did not say.
-	Limit, Remaining int
-	// Reset is when the window resets.
-	Reset time.Time
-	// Header is the header that named the reset, and Raw its value, for
-	// messages.
-	Header, Raw string
+	Limit, Remaining int       // the window's requests, and those left; -1 when not said
+	Reset            time.Time // when the window resets
+	Header, Raw      string    // the header that named the reset, and its value, for messages
 }
 
 // families are the headers services announce quotas in, each a reset and

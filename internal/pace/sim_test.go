@@ -257,7 +257,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		t, wait, ok = s.pacer.reserve(s.now)
 		if !ok {
 			again := s.wait(w, func() { s.attempt(w, tries, done) })
-			if wait < s.pacer.longest {
+			if wait < s.pacer.gate.longest {
 				s.after(wait, again)
 			}
 			return
