@@ -198,6 +198,8 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
 		p.mostOK = append(p.mostOK, t.others)
 		p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
+	case p.cut && !p.accepted && p.probeGap > 0 && t.sent.Before(p.probeAt.Add(-p.probeGap)):
+		// Sent before the probe's gap was last set: it says nothing of it.
 	case p.cut && !p.accepted:
 		// Nothing sent since the cut was accepted: the service refuses
 		// everything, whatever the pace. Probe until it accepts again.
