@@ -190,12 +190,15 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 			p.pausedTil = until
 		}
 	}
+	if !a.Refused && !a.Failed {
+		// What the service accepts, whatever the pace was when it went.
+		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
+	}
 	fresh := t.sent.After(p.lastCut) || !p.cut
 	switch {
 	case a.Failed || !fresh:
 	case !a.Refused:
 		p.accepted, p.probeGap = true, 0
-		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
 		p.mostOK = append(p.mostOK, t.others)
 		p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
 	case p.cut && !p.accepted && p.probeGap > 0 && t.sent.Before(p.probeAt.Add(-p.probeGap)):
