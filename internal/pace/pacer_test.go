@@ -300,6 +300,21 @@ func TestPacer_inFlightLimit(t *testing.T) {
 	}
 }
 
+// sendApart lets n requests go, gap apart, each at once.
+func sendApart(t *testing.T, p *Pacer, clock *fakeClock, n int, gap time.Duration) []Ticket {
+	t.Helper()
+	var tickets []Ticket
+	for range n {
+		clock.now = clock.now.Add(gap)
+		tk, _, ok := p.reserve(clock.now)
+		if !ok {
+			t.Fatalf("a request %v after the last waits", gap)
+		}
+		tickets = append(tickets, tk)
+	}
+	return tickets
+}
+
 // A service that refuses everything after a cut is probed one request at a
 // time, each refused probe doubling the gap; the refusals of requests
 // already in flight when probing began do not.
@@ -313,15 +328,7 @@ func TestPacer_probes(t *testing.T) {
 	tk, _, _ := p.reserve(clock.now)
 	clock.now = clock.now.Add(time.Second)
 	refuse(tk) // the cut
-	var inFlight []Ticket
-	for range 3 {
-		clock.now = clock.now.Add(100 * time.Millisecond)
-		tk, _, ok := p.reserve(clock.now)
-		if !ok {
-			t.Fatal("a request after the cut waits a tenth of a second")
-		}
-		inFlight = append(inFlight, tk)
-	}
+	inFlight := sendApart(t, p, clock, 3, 100*time.Millisecond)
 	clock.now = clock.now.Add(100 * time.Millisecond)
 	for _, tk := range inFlight {
 		refuse(tk)
@@ -348,21 +355,11 @@ func TestPacer_probes(t *testing.T) {
 func TestPacer_acceptedRate(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := New(clock, 8, 0, time.Minute)
-	first, _, _ := p.reserve(clock.now)
-	p.Done(first, Answer{})
+	first := sendApart(t, p, clock, 1, 0)[0]
+	p.Done(first, Answer{}) // it goes alone: its answer says whether a quota is announced
 	p.Release(first)
-	clock.now = clock.now.Add(time.Second)
-	var tickets []Ticket
-	for range 3 {
-		clock.now = clock.now.Add(100 * time.Millisecond)
-		tk, _, ok := p.reserve(clock.now)
-		if !ok {
-			t.Fatal("a request a tenth of a second after the last waits")
-		}
-		tickets = append(tickets, tk)
-	}
-	for i, tk := range tickets {
-		p.Done(tk, Answer{Refused: i == 0}) // the first answer cuts
+	for i, tk := range sendApart(t, p, clock, 3, 400*time.Millisecond) {
+		p.Done(tk, Answer{Refused: i == 0}) // a cut, with two sent before it still to answer
 		p.Release(tk)
 	}
 	if got := p.acceptedRate(clock.now); got != 2 {
