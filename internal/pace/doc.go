@@ -7,12 +7,14 @@
 // flight, would be spent before the reset. The first request goes alone:
 // its answer says whether anything is announced.
 //
-// Otherwise one pace, in x/time/rate, doubles from StartRate until the
-// first refusal. A refusal of a request sent after the last cut cuts it to
-// Backoff of the rate refused; it grows back along CUBIC's cubic (RFC
-// 9438), reaching that rate after Recover, and grows only while requests
-// wait for it. A service refusing everything after a cut is probed one
-// request at a time; one refusing a request sent with more in flight than
-// all but one it accepted of late is held to that many in flight. A
-// Retry-After past RoundingPause holds every request.
+// Otherwise the service is taken to accept a steady rate it does not tell
+// (as the AWS SDKs' adaptive retry mode takes it), and one pace, in
+// x/time/rate, doubles from StartRate until the first refusal. A refusal
+// of a request sent after the last cut cuts it to Backoff of the rate
+// refused; it grows back along CUBIC's cubic (RFC 9438), reaching that
+// rate after Recover, and grows only while requests wait for it. A
+// service refusing everything after a cut is probed one request at a
+// time; one refusing a request sent with more in flight than all but one
+// it accepted of late is held to that many in flight. A Retry-After past
+// RoundingPause holds every request.
 package pace
