@@ -263,39 +263,28 @@ func TestPacer_waitOutlastingTheDeadline(t *testing.T) {
 func TestPacer_inFlightLimit(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := New(clock, 8, 0, time.Minute)
-	// send lets n requests go, a second apart, so that only the others in
-	// flight hold them back.
-	send := func(n int) ([]Ticket, bool) {
-		var tickets []Ticket
-		for range n {
-			clock.now = clock.now.Add(time.Second)
-			tk, _, ok := p.reserve(clock.now)
-			if !ok {
-				return tickets, false
-			}
-			tickets = append(tickets, tk)
-		}
-		return tickets, true
-	}
+	// Requests go a second apart, so that only the others in flight hold
+	// them back.
+	send := func(n int) []Ticket { return sendApart(t, p, clock, n, time.Second) }
 	answer := func(tk Ticket, refused bool) {
 		p.Done(tk, Answer{Refused: refused})
 		p.Release(tk)
 	}
-	first, _ := send(1)
-	answer(first[0], true) // a cut
+	answer(send(1)[0], true) // a cut
 	// Accepted with one other in flight, and once with two (an answer on
 	// its way back counts as in flight).
 	for i := range InFlightEvidence {
-		tickets, _ := send(2 + i/(InFlightEvidence-1))
-		for _, tk := range tickets {
+		for _, tk := range send(2 + i/(InFlightEvidence-1)) {
 			answer(tk, false)
 		}
 	}
-	tickets, _ := send(3)
+	tickets := send(3)
 	answer(tickets[2], true)
 	answer(tickets[0], false)
 	answer(tickets[1], false)
-	if _, ok := send(3); ok {
+	send(2)
+	clock.now = clock.now.Add(time.Second)
+	if _, _, ok := p.reserve(clock.now); ok {
 		t.Error("three let go at once after a refusal with two others in flight; want two")
 	}
 }
