@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# Prints the path of goreleaser: the one on PATH, or else v2.15.1 (the newest
-# that builds with Go 1.26) built once from the Go module proxy and cached.
+# Usage: ensure-goreleaser.sh [--version]
+# Prints the path of goreleaser at the one version the project releases with
+# (the release workflow asks this script for it too): the goreleaser on PATH
+# if it is that version, or else that version built once from the Go module
+# proxy and cached. --version prints the version alone.
+#
+# v2.14.3: 2.15.0 and 2.15.1 add the signature back into SHA256SUMS after
+# signing it, so that no signature of theirs verifies and terraform init
+# refuses every release; the newer ones do not build with the go.mod
+# toolchain. make install-test proves the pin: gpg --verify, then init.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-if command -v goreleaser >/dev/null 2>&1; then
+version=v2.14.3
+if [ "${1:-}" = --version ]; then
+  echo "$version"
+  exit 0
+fi
+if command -v goreleaser >/dev/null 2>&1 && goreleaser --version 2>/dev/null | grep -q "GitVersion: *${version#v}\$"; then
   command -v goreleaser
   exit 0
 fi
-go_install_cached goreleaser v2.15.1 github.com/goreleaser/goreleaser/v2 "about 5 minutes"
+go_install_cached goreleaser "$version" github.com/goreleaser/goreleaser/v2 "about 5 minutes"
