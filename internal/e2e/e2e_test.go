@@ -1,8 +1,9 @@
 // Package e2e runs the built provider through the terraform CLI, as a user
-// does: a CLI configuration with dev_overrides, no terraform init, and a
-// separate provider process for each provider block. It covers what the
-// in-process acceptance tests cannot: for_each over profile keys, aliased
-// provider blocks, warnings, and what TF_LOG=trace prints.
+// does: a separate provider process for each provider block. It covers what
+// the in-process acceptance tests cannot: for_each over profile keys,
+// aliased provider blocks, warnings, and what TF_LOG=trace prints, with a
+// CLI configuration whose dev_overrides skip terraform init; and, in
+// install_test.go, a release installed by terraform init from a registry.
 package e2e
 
 import (
@@ -62,10 +63,10 @@ func newWorkspace(t *testing.T, mainTF string) *workspace {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run the end-to-end tests")
 	}
-	w := &workspace{dir: t.TempDir(), bin: os.Getenv("TF_ACC_TERRAFORM_PATH")}
-	if w.bin == "" {
+	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if bin == "" {
 		var err error
-		if w.bin, err = exec.LookPath("terraform"); err != nil {
+		if bin, err = exec.LookPath("terraform"); err != nil {
 			t.Fatal("no terraform: put one on PATH or set TF_ACC_TERRAFORM_PATH (scripts/ensure-terraform.sh builds one)")
 		}
 	}
@@ -74,21 +75,29 @@ func newWorkspace(t *testing.T, mainTF string) *workspace {
 	if host == "" {
 		host = "registry.terraform.io"
 	}
-	rc := filepath.Join(w.dir, "terraformrc")
-	writeFile(t, rc, fmt.Sprintf(`provider_installation {
+	return makeWorkspace(t, bin, fmt.Sprintf(`provider_installation {
   dev_overrides {
     "%s/browserprofile/browserprofile" = %q
   }
   direct {}
 }
-`, host, pluginDir))
-	writeFile(t, filepath.Join(w.dir, "main.tf"), `terraform {
+`, host, pluginDir), `terraform {
   required_providers {
     browserprofile = { source = "browserprofile/browserprofile" }
   }
 }
 `+mainTF)
-	// A clean environment: nothing BROWSERPROFILE_* or TF_* leaks in.
+}
+
+// makeWorkspace writes main.tf and the CLI configuration cliConfig to a new
+// directory, for the CLI bin to run in an environment where nothing
+// BROWSERPROFILE_* or TF_* leaks in.
+func makeWorkspace(t *testing.T, bin, cliConfig, mainTF string) *workspace {
+	t.Helper()
+	w := &workspace{dir: t.TempDir(), bin: bin}
+	rc := filepath.Join(w.dir, "terraformrc")
+	writeFile(t, rc, cliConfig)
+	writeFile(t, filepath.Join(w.dir, "main.tf"), mainTF)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BROWSERPROFILE_") && !strings.HasPrefix(kv, "TF_") {
 			w.env = append(w.env, kv)
