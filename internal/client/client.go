@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
 // Defaults for the tunable settings; the provider documents them.
@@ -63,7 +64,7 @@ type Client struct {
 	pacer    *pace.Pacer
 	flights  singleflight.Group
 	lists    sharedList // the list, read once (shared.go)
-	redactor *Redactor
+	redactor *redact.Redactor
 	bodies   *semaphore.Weighted // MaxBodyBytes, shared by the reads in flight (budget.go)
 }
 
@@ -92,8 +93,8 @@ func New(cfg Config) (*Client, error) {
 
 	// The budget has a chunk to spare, so that one read can always reach
 	// the limit and be refused for it, rather than for the budget.
-	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: NewRedactor(cfg.Token), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
-	c.redactor.keep(cfg.BaseURL)
+	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: redact.New(cfg.Token), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
+	c.redactor.Keep(cfg.BaseURL)
 	c.pacer = pace.New(pace.RealClock{}, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
 	transport := cfg.Transport
@@ -128,7 +129,7 @@ func New(cfg Config) (*Client, error) {
 // service's) about to enter a message: never in the provider's own words.
 func (c *Client) Redact(s string) string { return c.redactor.Redact(s) }
 
-// display shows an address as diagnostics and logs do (Redactor.RedactURL).
+// display shows an address as diagnostics and logs do (redact.Redactor.RedactURL).
 func (c *Client) display(u *url.URL) string { return c.redactor.RedactURL(u) }
 
 // Timeout is the overall deadline of one read.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -148,7 +149,7 @@ func TestRequestError_keepsTheLastStatusSeen(t *testing.T) {
 	if !errors.As(err, &re) || re.StatusCode != http.StatusTooManyRequests || re.Attempts != 4 {
 		t.Fatalf("err = %v (%+v)", err, re)
 	}
-	if len(re.RequestID) > maxQuoted+4 {
+	if len(re.RequestID) > redact.MaxQuoted+4 {
 		t.Errorf("request id of %d bytes quoted whole", len(re.RequestID))
 	}
 }

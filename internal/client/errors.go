@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
 // Kinds of failure. A *RequestError wraps exactly one of them; test with errors.Is.
@@ -64,7 +66,7 @@ var (
 type RequestError struct {
 	Kind        error
 	Method      string
-	URL         string // query values elided (Redactor.RedactURL)
+	URL         string // query values elided (redact.Redactor.RedactURL)
 	StatusCode  int    // of the last response, on any attempt; 0 when none arrived
 	Excerpt     string // first bytes of the body, token masked
 	Reason      string // the service's reason, read from an error body (reason.go), token masked
@@ -102,22 +104,17 @@ func (e *RequestError) Unwrap() []error {
 // excerptLimit is how much of a body a diagnostic quotes.
 const excerptLimit = 300
 
-// excerptWindow is how much of an outside text is redacted to quote its
-// start: enough for the quote however much white space is folded, and for
-// the token in its longest encodings.
-const excerptWindow = 16 << 10
-
 // excerpt returns the first bytes of body as one line of printable text, with
-// the token masked in every form (Redactor), so that a service (or proxy)
+// the token masked in every form (redact.Redactor), so that a service (or proxy)
 // echoing the request cannot put it into a diagnostic.
-func excerpt(body []byte, r *Redactor) string {
-	return r.clip(string(body[:min(len(body), excerptWindow)]), excerptLimit, func(s string) string {
+func excerpt(body []byte, r *redact.Redactor) string {
+	return r.Clip(string(body[:min(len(body), redact.Window)]), excerptLimit, func(s string) string {
 		return strings.Join(strings.Fields(s), " ")
 	})
 }
 
 // redactedError keeps an error's text, redacted, and nothing else.
-func redactedError(err error, r *Redactor) error {
+func redactedError(err error, r *redact.Redactor) error {
 	if err == nil {
 		return nil
 	}

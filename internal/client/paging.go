@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
 // Users feed profile_keys into for_each, so a list that comes back short
@@ -72,7 +74,7 @@ func (c *Client) readList(ctx context.Context) (*List, error) {
 // nfcWarnings names the keys that are not in Unicode NFC. Terraform rewrites
 // every string to NFC, so such a key reaches state in another spelling than
 // the service's; and two keys that differ only in normalisation become one.
-func nfcWarnings(profiles []Profile, index map[string]int, r *Redactor) []string {
+func nfcWarnings(profiles []Profile, index map[string]int, r *redact.Redactor) []string {
 	var changed []string
 	for _, p := range profiles {
 		if !norm.NFC.IsNormalString(p.Key) {
@@ -417,7 +419,7 @@ func (p *pager) kept(fresh int, repeats bool, body []byte) (int, error) {
 }
 
 // duplicateWarnings explains keys the service sent more than once.
-func duplicateWarnings(dupes int, conflicts []string, r *Redactor) []string {
+func duplicateWarnings(dupes int, conflicts []string, r *redact.Redactor) []string {
 	var out []string
 	if n := dupes - len(conflicts); n > 0 {
 		out = append(out, fmt.Sprintf("The service sent %d record(s) again that it had already sent, unchanged (pages overlapping while the list changed?); each is kept once.", n))
@@ -443,7 +445,7 @@ func invalidUTF8Note(keys []string) string {
 // quoteList quotes up to limit of the service's strings, masked, then says
 // how many more. Keys that differ only in normalisation look alike, so their
 // warnings quote with escapes (strconv.QuoteToASCII).
-func quoteList(ss []string, limit int, r *Redactor, quote func(string) string) string {
+func quoteList(ss []string, limit int, r *redact.Redactor, quote func(string) string) string {
 	q := make([]string, 0, limit)
 	for _, s := range ss[:min(len(ss), limit)] {
 		q = append(q, r.Redact(quote(s)))

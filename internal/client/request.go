@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
 // logSubsystem is the tflog subsystem of every HTTP log line; its level can be
@@ -142,7 +144,7 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 		if resp != nil {
 			e.StatusCode, id = resp.StatusCode, requestID(resp.Header)
 			if body == nil {
-				body, _ = io.ReadAll(io.LimitReader(resp.Body, excerptWindow))
+				body, _ = io.ReadAll(io.LimitReader(resp.Body, redact.Window))
 			}
 			e.Excerpt = excerpt(body, c.redactor)
 			if resp.StatusCode >= 400 {
@@ -342,7 +344,7 @@ func unwrapURLError(err error) error {
 // the logger would mask it inside every word and address.
 func (c *Client) logContext(ctx context.Context) context.Context {
 	ctx = tflog.NewSubsystem(ctx, logSubsystem, tflog.WithLevelFromEnv("TF_LOG_PROVIDER_BROWSERPROFILE_HTTP"))
-	if len(c.cfg.Token) >= shortSecret {
+	if len(c.cfg.Token) >= redact.ShortSecret {
 		ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, c.cfg.Token)
 		ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, c.cfg.Token)
 	}
@@ -353,7 +355,7 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 // logAttempt writes one line per attempt: method, address (query values
 // shown, the token masked in them), status, duration and attempt number,
 // never headers; every text from outside redacted.
-func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration, r *Redactor) {
+func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration, r *redact.Redactor) {
 	ctx := req.Context()
 	fields := map[string]any{
 		"method":      req.Method,

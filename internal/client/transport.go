@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
 // pacedTransport puts every attempt (retries and redirects included)
@@ -16,7 +17,7 @@ import (
 type pacedTransport struct {
 	next     http.RoundTripper
 	pacer    *pace.Pacer
-	redactor *Redactor
+	redactor *redact.Redactor
 }
 
 func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -1,4 +1,25 @@
-package client
+// Package redact masks a secret, the API token, in text that comes from
+// outside the provider, in every form a service (or a proxy in front of it)
+// may echo it back: literal, URL-escaped, JSON-escaped, HTML-escaped, base64
+// (of the token or of "Bearer <token>"), or a mix, in a body, a header, a
+// status line or a next-page link.
+//
+// The model: Redactor.Redact decodes the text into views (one per kind of
+// escaping, and all kinds at once, twice over for double escaping), finds
+// the secret's forms in each view, and masks the original bytes behind each
+// match. A trailing fragment of the secret, left where a text was cut, is
+// masked too.
+//
+// Only text from outside is redacted, where it enters a message or a log
+// line; the provider's own words and the user's settings (the base address
+// above all, see Keep) never are. A secret shorter than ShortSecret
+// characters (a test token, "t" or "abc") would be found inside ordinary
+// words, so in outside text it is masked only where it stands alone, not
+// inside a longer run of letters and digits: "Bearer abc" and "token=abc"
+// are masked, "abcde" is not.
+//
+// It uses the standard library only.
+package redact
 
 import (
 	"bytes"
@@ -11,25 +32,6 @@ import (
 	"unicode/utf8"
 )
 
-// The API token must never reach a diagnostic, a log line or state, and a
-// service (or a proxy in front of it) may echo it back in any form: literal,
-// URL-escaped, JSON-escaped, HTML-escaped, base64 (of the token or of
-// "Bearer <token>"), or a mix, in a body, a header, a status line or a
-// next-page link. Every text the provider shows that came from outside passes
-// through Redactor.Redact, which decodes the text into views (one per kind of
-// escaping, and all kinds at once, twice over for double escaping), finds the
-// token in each view, and masks the original bytes behind each match. A
-// trailing fragment of the token, left where a text was cut, is masked too.
-
-//
-// Only text from outside is redacted, where it enters a message or a log
-// line; the provider's own words and the user's settings (the base address
-// above all) never are. A token shorter than shortSecret characters (a test
-// token, "t" or "abc") would be found inside ordinary words, so in outside
-// text it is masked only where it stands alone, not inside a longer run of
-// letters and digits: "Bearer abc" and "token=abc" are masked, "abcde" is
-// not.
-
 // Mask is what stands in for the token.
 const Mask = "***"
 
@@ -37,9 +39,14 @@ const Mask = "***"
 // of a text, that is masked.
 const minFragment = 6
 
-// shortSecret is the length under which a secret is masked only where it
+// ShortSecret is the length under which a secret is masked only where it
 // stands alone.
-const shortSecret = 8
+const ShortSecret = 8
+
+// Window is how much of an outside text is redacted to quote its start
+// (Clip): enough for the quote however much white space is folded, and for
+// the secret in its longest encodings.
+const Window = 16 << 10
 
 // Redactor masks one secret. The zero value masks nothing.
 type Redactor struct {
@@ -50,8 +57,8 @@ type Redactor struct {
 	own []string
 }
 
-// keep makes r show the base address the user configured as it is.
-func (r *Redactor) keep(base *url.URL) {
+// Keep makes r show the base address the user configured as it is.
+func (r *Redactor) Keep(base *url.URL) {
 	r.own = []string{base.String(), base.Host, base.Hostname()}
 }
 
@@ -73,14 +80,14 @@ func (r *Redactor) inOwn(b []byte, start, end int) bool {
 	return false
 }
 
-// NewRedactor returns a Redactor for secret.
-func NewRedactor(secret string) *Redactor {
+// New returns a Redactor for secret.
+func New(secret string) *Redactor {
 	r := &Redactor{}
 	if secret == "" {
 		return r
 	}
 	r.forms = append(r.forms, []byte(secret))
-	if len(secret) < shortSecret {
+	if len(secret) < ShortSecret {
 		r.short = true
 		return r
 	}
@@ -143,13 +150,13 @@ func (r *Redactor) RedactURL(u *url.URL) string {
 	return r.Redact(v.String())
 }
 
-// maxQuoted is how much of a header value a diagnostic quotes.
-const maxQuoted = 120
+// MaxQuoted is how much of a header value a diagnostic quotes.
+const MaxQuoted = 120
 
 // Quote makes an outside value fit to quote on one line: redacted, control
-// characters replaced, cut to maxQuoted characters.
+// characters replaced, cut to MaxQuoted characters.
 func (r *Redactor) Quote(s string) string {
-	return r.clip(s, maxQuoted, func(s string) string {
+	return r.Clip(s, MaxQuoted, func(s string) string {
 		return strings.Map(func(c rune) rune {
 			if c < ' ' || c == 0x7f {
 				return ' '
@@ -159,12 +166,12 @@ func (r *Redactor) Quote(s string) string {
 	})
 }
 
-// clip quotes the start of an outside text: a window far longer than what
+// Clip quotes the start of an outside text: a window far longer than what
 // is kept is redacted, tidied and cut to limit characters. The secret is
 // masked before the cut, so no part of it survives a cut either, and a huge
 // text (a 900 KB header) costs no more than its window.
-func (r *Redactor) clip(s string, limit int, tidy func(string) string) string {
-	s = tidy(r.Redact(strings.ToValidUTF8(s[:min(len(s), excerptWindow)], "\uFFFD")))
+func (r *Redactor) Clip(s string, limit int, tidy func(string) string) string {
+	s = tidy(r.Redact(strings.ToValidUTF8(s[:min(len(s), Window)], "\uFFFD")))
 	if utf8.RuneCountInString(s) > limit {
 		s = string([]rune(s)[:limit]) + "…"
 	}
