@@ -344,7 +344,7 @@ printf '  provider peak %d MB against the 256 MiB limit: %sx; refused with the e
   $((big_mem / 1024)) "$big_ratio" "$([ "$refused" -gt 0 ] && echo yes || echo no)"
 
 echo "== (c) Go benchmarks"
-go test -run '^$' -bench . -skip Pacing -benchmem ./internal/client/ ./internal/provider/ | grep -E '^(Benchmark|ok)'
+go test -run '^$' -bench . -skip Pacing -benchmem ./internal/client/ ./internal/listing/ ./internal/provider/ | grep -E '^(Benchmark|ok)'
 
 failed=0
 check() { # LABEL VALUE TARGET CONDITION [MISS]: a miss fails the run, or, given MISS, is shown as that

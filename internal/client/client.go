@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
@@ -48,8 +49,8 @@ type Config struct {
 	RequestsPerSecond float64       // 0: no fixed ceiling, adapt to the service's 429s
 	MaxBodyBytes      int64
 	MaxPages          int
-	Paging            *PagingConfig // nil: follow the conventions of hints.go
-	HeaderTimeout     time.Duration // per attempt, until response headers arrive
+	Paging            *listing.Paging // nil: follow the conventions (internal/listing)
+	HeaderTimeout     time.Duration   // per attempt, until response headers arrive
 
 	// Transport, when set, replaces the default network transport (tests).
 	Transport http.RoundTripper
@@ -143,7 +144,7 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // forward it to subdomains.
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !sameOrigin(c.base, req.URL) {
-		return fmt.Errorf("%w: redirected to %s", ErrOffHost, c.redactor.Redact(redactedOrigin(req.URL)))
+		return fmt.Errorf("%w: redirected to %s", ErrOffHost, c.redactor.Redact(redact.Origin(req.URL)))
 	}
 	for _, prev := range via {
 		if prev.URL.String() == req.URL.String() {
@@ -154,12 +155,6 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("%w: stopped after %d redirects", errRedirectLoop, maxRedirects)
 	}
 	return nil
-}
-
-// redactedOrigin names a foreign address without its path or query, which
-// might carry anything.
-func redactedOrigin(u *url.URL) string {
-	return u.Scheme + "://" + u.Host + "/…"
 }
 
 func setDefault[T comparable](v *T, def T) {

@@ -23,7 +23,7 @@ const maxReasonBody = 64 << 10
 
 // reason returns the service's reason for a refusal in one line, or "".
 func reason(body []byte) string {
-	if len(body) > maxReasonBody || firstByte(body) != '{' {
+	if len(body) > maxReasonBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
 		return ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 )
 
 // A provider block reads its list at most once per plan: the list data
@@ -18,7 +20,7 @@ import (
 // listCall is one read of the list, done when done is closed.
 type listCall struct {
 	done chan struct{}
-	list *List
+	list *listing.List
 	err  error
 }
 
@@ -30,7 +32,7 @@ type sharedList struct {
 
 // ListProfiles reads every profile the token can see, following pages, or
 // returns the read another caller started.
-func (c *Client) ListProfiles(ctx context.Context) (*List, error) {
+func (c *Client) ListProfiles(ctx context.Context) (*listing.List, error) {
 	call := c.lists.join(ctx, c)
 	select {
 	case <-call.done:

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 )
 
 // addError turns a client error into the diagnostic the contract promises:
@@ -132,7 +133,7 @@ func (d *providerData) explain(err error) (summary, advice string) {
 
 // addIncomplete reports a list that may be short: an error, unless the
 // user accepts a partial list (allow_incomplete_list), then a warning.
-func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *client.IncompleteError) {
+func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *listing.IncompleteError) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The service listed %d profile(s) over %d page(s), but it claimed %s. Paging stopped because %s.\n\n",
 		inc.Have, inc.Pages, inc.Claimed, inc.Reason)

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 )
 
 var (
@@ -82,7 +83,7 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		cancel()
 		spelled := ""
 		if listErr == nil {
-			spelled = client.ServiceSpelling(list.Profiles, key)
+			spelled = listing.ServiceSpelling(list.Profiles, key)
 		}
 		if spelled == "" {
 			d.addNotFound(&resp.Diagnostics, key, list, err)
@@ -108,11 +109,11 @@ const helpShare = 4
 // instead of a profile_key and a key from the other environment (interface
 // document, Errors). Where a listed profile has a field equal to what was
 // given, it names that profile's key.
-func (d *ProfileDataSource) addNotFound(diags *diag.Diagnostics, key string, list *client.List, err error) {
+func (d *ProfileDataSource) addNotFound(diags *diag.Diagnostics, key string, list *listing.List, err error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "No profile has profile_key %q in the %s environment (base address %s).\n\n", key, d.data.environment, d.data.baseURL)
 	if list != nil {
-		if matches := client.FindByValue(list.Profiles, key); len(matches) > 0 {
+		if matches := listing.FindByValue(list.Profiles, key); len(matches) > 0 {
 			// The service's words: masked as they enter the message.
 			m, redact := matches[0], d.data.client.Redact
 			if m.Field == "profile_key" {

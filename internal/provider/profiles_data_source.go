@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 )
 
 // profilesTypeName is the list data source's type name.
@@ -86,7 +86,7 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 // readProfiles lists the profiles, with the list's warnings, for Read and
 // for the protocol server's fast path (server.go), which encode the state
 // each in its own way.
-func readProfiles(ctx context.Context, data *providerData) (list *client.List, diags diag.Diagnostics) {
+func readProfiles(ctx context.Context, data *providerData) (list *listing.List, diags diag.Diagnostics) {
 	list, err := data.client.ListProfiles(ctx)
 	if err != nil {
 		data.addError(&diags, path.Empty(), err)

@@ -22,7 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -188,12 +188,12 @@ func TestProfilesState_matchesTftypes(t *testing.T) {
 	profileType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"profile_key": tftypes.String, "raw_json": tftypes.String}}
 
 	for _, n := range []int{0, 1, 40, 70000} {
-		profiles := make([]client.Profile, n)
+		profiles := make([]listing.Profile, n)
 		keys, objs := []tftypes.Value{}, []tftypes.Value{}
 		for i := range profiles {
 			key := fmt.Sprintf("k%d-%s", i, strings.Repeat("é", i%40))
 			raw := fmt.Sprintf(`{"profile_key": %q, "pad": %q}`, key, strings.Repeat("x", i%300))
-			profiles[i] = client.Profile{Key: key, Raw: []byte(raw)}
+			profiles[i] = listing.Profile{Key: key, Raw: []byte(raw)}
 			k := tftypes.NewValue(tftypes.String, key)
 			keys = append(keys, k)
 			objs = append(objs, tftypes.NewValue(profileType, map[string]tftypes.Value{"profile_key": k, "raw_json": tftypes.NewValue(tftypes.String, raw)}))

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 )
 
 // Environment variables, each the fallback for the attribute beside it.
@@ -478,7 +479,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	if !cfg.Paging.IsNull() {
 		var pm pagingModel
 		diags.Append(cfg.Paging.As(context.Background(), &pm, basetypes.ObjectAsOptions{})...)
-		s.client.Paging = &client.PagingConfig{
+		s.client.Paging = &listing.Paging{
 			NextFrom:      pm.NextFrom.ValueString(),
 			NextParam:     pm.NextParam.ValueString(),
 			PageParam:     pm.PageParam.ValueString(),

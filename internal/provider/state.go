@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 )
 
 // profilesState encodes the state of browserprofile_profiles, an object of
@@ -13,7 +13,7 @@ import (
 // straight from the decoded list into one buffer of the right size: no copy
 // of any record on the way. Attributes are in sorted order, as tftypes
 // writes them (TestProfilesState_matchesTftypes holds the two together).
-func profilesState(profiles []client.Profile) []byte {
+func profilesState(profiles []listing.Profile) []byte {
 	size := 64
 	for _, p := range profiles {
 		size += 2*len(p.Key) + len(p.Raw) + 40
@@ -27,7 +27,7 @@ func profilesState(profiles []client.Profile) []byte {
 
 // appendStateHead appends the state up to its first profile object: the
 // object's header, profile_keys with every key, and the header of profiles.
-func appendStateHead(b []byte, profiles []client.Profile) []byte {
+func appendStateHead(b []byte, profiles []listing.Profile) []byte {
 	b = msgpackMap2(b)
 	b = msgpackStr(b, "profile_keys")
 	b = msgpackArrayLen(b, len(profiles))
@@ -40,7 +40,7 @@ func appendStateHead(b []byte, profiles []client.Profile) []byte {
 
 // appendFraming appends a profile object up to its record: the object's
 // header, profile_key, and raw_json's name and string header.
-func appendFraming(b []byte, p client.Profile) []byte {
+func appendFraming(b []byte, p listing.Profile) []byte {
 	b = msgpackMap2(b)
 	b = msgpackStr(b, "profile_key")
 	b = msgpackStr(b, p.Key)

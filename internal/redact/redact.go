@@ -383,3 +383,9 @@ func jsonEscape(b []byte, i int) ([]byte, int) {
 }
 
 func utf16IsHigh(r rune) bool { return r >= 0xD800 && r < 0xDC00 }
+
+// Origin names a foreign address by its scheme and host alone: its path and
+// query might carry anything, the secret included.
+func Origin(u *url.URL) string {
+	return u.Scheme + "://" + u.Host + "/…"
+}

@@ -1,9 +1,13 @@
-package client
+package listing
 
 import (
-	"errors"
-	"strings"
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
 func TestDecodeListPage_acceptsEveryDocumentedShape(t *testing.T) {
@@ -76,88 +80,15 @@ func TestDecodeProfile_objectOrEnvelope(t *testing.T) {
 	t.Parallel()
 	rec := `{"profile_key": "k", "name": "N", "browser": {"engine": "x"}}`
 	for _, body := range []string{rec, `{"data": ` + rec + `}`, `{"data": {"profile": ` + rec + `}}`, `{"meta": {"id": 1}, "result": ` + rec + `}`} {
-		p, err := decodeProfile([]byte(body))
+		p, err := DecodeProfile([]byte(body))
 		if err != nil || p.Key != "k" || string(p.Raw) != rec {
 			t.Errorf("%s: %q %s %v", body, p.Key, p.Raw, err)
 		}
 	}
 	for _, body := range []string{`[]`, `{"data": {}}`, `{"a": {"b": {"c": ` + rec + `}}}`} {
-		if _, err := decodeProfile([]byte(body)); err == nil {
+		if _, err := DecodeProfile([]byte(body)); err == nil {
 			t.Errorf("%s: accepted", body)
 		}
-	}
-}
-
-func TestCheckProfileKey(t *testing.T) {
-	t.Parallel()
-	for key, want := range map[string]error{
-		"": ErrKeyEmpty, ".": ErrKeyDotSegment, "..": ErrKeyDotSegment,
-		"{profile_key}": ErrKeyPlaceholder, "pre-{id}-post": ErrKeyPlaceholder,
-		"...": nil, "a.b": nil, " ": nil, "{": nil, "}{": nil, "team/alpha": nil,
-	} {
-		if err := CheckProfileKey(key); !errors.Is(err, want) || (want == nil && err != nil) {
-			t.Errorf("%q: %v, want %v", key, err, want)
-		}
-	}
-}
-
-func TestParseBaseURL(t *testing.T) {
-	t.Parallel()
-	ok := map[string]string{
-		"https://api.example.com/api/v1":   "https://api.example.com/api/v1",
-		"https://api.example.com/api/v1/":  "https://api.example.com/api/v1",
-		"https://api.example.com/x/api/v1": "https://api.example.com/x/api/v1",
-		"http://127.0.0.1:8080/api/v1":     "http://127.0.0.1:8080/api/v1",
-		"http://127.8.9.1/api/v1":          "http://127.8.9.1/api/v1",
-		"http://localhost:1/api/v1":        "http://localhost:1/api/v1",
-		"http://[::1]:9/api/v1/":           "http://[::1]:9/api/v1",
-	}
-	for in, want := range ok {
-		u, err := ParseBaseURL(in)
-		if err != nil || u.String() != want {
-			t.Errorf("%s: %v %v, want %s", in, u, err, want)
-		}
-	}
-	bad := map[string]string{
-		"{base_url}":                         "placeholder {base_url}",
-		"https://{host}/api/v1":              "placeholder",
-		"api.example.com/api/v1":             "absolute",
-		"https://api.example.com":            "/api/v1",
-		"https://api.example.com/api/v1//":   "/api/v1",
-		"https://api.example.com/api/v2":     "/api/v1",
-		"http://api.example.com/api/v1":      "loopback",
-		"http://10.0.0.1/api/v1":             "loopback",
-		"ftp://api.example.com/api/v1":       "scheme",
-		"https://u:p@api.example.com/api/v1": "credentials",
-		"https://api.example.com/api/v1?x=1": "query",
-	}
-	for in, want := range bad {
-		if _, err := ParseBaseURL(in); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err %v, want it to mention %q", in, err, want)
-		}
-	}
-}
-
-func TestFindByValue_suggestsTheKeyOfADisplayName(t *testing.T) {
-	t.Parallel()
-	ps := []Profile{
-		{Key: "k1", Raw: []byte(`{"profile_key":"k1","name":"Marketing Team","labels":{"display":"Shared"}}`)},
-		{Key: "K2", Raw: []byte(`{"profile_key":"K2","name":"Other"}`)},
-	}
-	cases := map[string]Match{
-		"Marketing Team":  {Key: "k1", Field: "name", Exact: true},
-		"Shared":          {Key: "k1", Field: "labels.display", Exact: true},
-		"marketing team ": {Key: "k1", Field: "name"},
-		"k2":              {Key: "K2", Field: "profile_key"},
-	}
-	for given, want := range cases {
-		got := FindByValue(ps, given)
-		if len(got) == 0 || got[0] != want {
-			t.Errorf("%q: %+v, want %+v", given, got, want)
-		}
-	}
-	if got := FindByValue(ps, "nothing"); len(got) != 0 {
-		t.Errorf("nothing: %+v", got)
 	}
 }
 
@@ -171,7 +102,7 @@ func TestDecode_jsonAPIResourceObjectsReadAlike(t *testing.T) {
 	if err != nil || len(page.profiles) != 1 {
 		t.Fatalf("list: %v %v", page.profiles, err)
 	}
-	one, err := decodeProfile([]byte(`{"data": ` + resource + `}`))
+	one, err := DecodeProfile([]byte(`{"data": ` + resource + `}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,4 +111,70 @@ func TestDecode_jsonAPIResourceObjectsReadAlike(t *testing.T) {
 			t.Errorf("%s: key %q, record %s", name, p.Key, p.Raw)
 		}
 	}
+}
+
+// The seed corpora run in the normal test command; `go test -fuzz` explores.
+
+func FuzzDecodeListPage(f *testing.F) {
+	for _, seed := range []string{
+		`[{"profile_key":"a"}]`, `{"data":[{"profile_key":"a","x":{"y":[1,"]"]}}]}`, `{"profiles":[],"totalCount":3}`,
+		`{"data":{"items":[{"profile_key":"b\"c"}],"count":1}}`, `[{"profile_key":1e3}]`, `{"a":{"b":{"c":[]}}}`,
+		`[`, `[{"profile_key":"a"},]`, `{"data":[{"profile_key":"a"}],"next":"/api/v1/browsers?page=2","has_more":true}`, "\ufeff[]", `"x"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		page, err := decodeListPage(body)
+		if err != nil {
+			return
+		}
+		for _, p := range page.profiles {
+			if p.Key == "" || !json.Valid(p.Raw) {
+				t.Fatalf("accepted a bad profile %q %q from %q", p.Key, p.Raw, body)
+			}
+			if key, ok, err := profileKey(p.Raw); err != nil || !ok || key != p.Key {
+				t.Fatalf("key %q does not match its record %q", p.Key, p.Raw)
+			}
+		}
+	})
+}
+
+func FuzzDecodeProfile(f *testing.F) {
+	for _, seed := range []string{`{"profile_key":"a"}`, `{"data":{"profile_key":"a"}}`, `{"data":{"p":{"profile_key":"a"}}}`, `{"profile_key":null}`, `{}`, `[]`, `{"a":"\u00e9"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := DecodeProfile(body)
+		if err == nil && (p.Key == "" || !json.Valid(p.Raw) || !utf8.Valid([]byte(p.Key)) && utf8.Valid(body)) {
+			t.Fatalf("accepted a bad profile %q %q from %q", p.Key, p.Raw, body)
+		}
+	})
+}
+
+// A regression guard for the decoding the scale target depends on; make
+// bench runs it. ns/profile is the figure to compare across runs.
+func BenchmarkDecodeListPage(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		body := append([]byte("["), bytes.Join(toBytes(standin.Generate(n)), []byte(","))...)
+		body = append(body, ']')
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for range b.N {
+				page, err := decodeListPage(body)
+				if err != nil || len(page.profiles) != n {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/profile")
+		})
+	}
+}
+
+func toBytes[T ~[]byte](in []T) [][]byte {
+	out := make([][]byte, len(in))
+	for i, v := range in {
+		out[i] = v
+	}
+	return out
 }

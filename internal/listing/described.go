@@ -1,17 +1,16 @@
-package client
+package listing
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 )
 
-// PagingConfig describes a service whose paging fits no convention: exactly
+// Paging describes a service whose paging fits no convention: exactly
 // one of NextFrom, PageParam and OffsetParam is set. It says how to find the
 // next page, and nothing more: totals, page counts and flags are read and
 // checked as they are without it (paging.go).
-type PagingConfig struct {
+type Paging struct {
 	// NextFrom is where each response holds the next page's cursor or
 	// address: a dot-separated path in the JSON body ("meta.next_cursor"),
 	// or "header:<Name>"; "header:Link" is the Link header's rel="next".
@@ -36,28 +35,8 @@ type PagingConfig struct {
 	TotalFrom string
 }
 
-// firstListURL is GET /browsers, with the paging setting's first page and
-// page size.
-func (c *Client) firstListURL() *url.URL {
-	u := listURL(c.base)
-	pc := c.cfg.Paging
-	if pc == nil {
-		return u
-	}
-	if pc.PageSizeParam != "" {
-		u = withParam(u, pc.PageSizeParam, strconv.Itoa(pc.PageSize))
-	}
-	switch {
-	case pc.PageParam != "":
-		u = withParam(u, pc.PageParam, strconv.Itoa(pc.FirstPage))
-	case pc.OffsetParam != "":
-		u = withParam(u, pc.OffsetParam, "0")
-	}
-	return u
-}
-
 // readTotal applies TotalFrom to a page's hints.
-func (pc *PagingConfig) readTotal(h *hints, resp *response) {
+func (pc *Paging) readTotal(h *hints, resp *Page) {
 	if pc.TotalFrom == "" {
 		return
 	}
@@ -67,8 +46,8 @@ func (pc *PagingConfig) readTotal(h *hints, resp *response) {
 }
 
 // describedNext follows the paging setting to the next page.
-func (p *pager) describedNext(resp *response, page listPage, _ hints, cl claims) nextPage {
-	pc := p.c.cfg.Paging
+func (p *pager) describedNext(resp *Page, page listPage, _ hints, cl claims) nextPage {
+	pc := p.opts.Paging
 	n := len(page.profiles)
 	switch {
 	case pc.NextFrom != "":
@@ -80,39 +59,39 @@ func (p *pager) describedNext(resp *response, page listPage, _ hints, cl claims)
 	case pc.PageSize > 0 && n < pc.PageSize:
 		return nextPage{why: fmt.Sprintf("page %d held %d profile(s), fewer than paging.page_size (%d)", p.pages, n, pc.PageSize)}
 	case pc.PageParam != "":
-		return nextPage{url: withParam(resp.url, pc.PageParam, strconv.Itoa(pc.FirstPage+p.pages)), counted: true}
+		return nextPage{url: withParam(resp.URL, pc.PageParam, strconv.Itoa(pc.FirstPage+p.pages)), counted: true}
 	}
-	return nextPage{url: withParam(resp.url, pc.OffsetParam, strconv.Itoa(p.received)), counted: true}
+	return nextPage{url: withParam(resp.URL, pc.OffsetParam, strconv.Itoa(p.received)), counted: true}
 }
 
 // nextFrom reads the next page's address or cursor at paging.next_from.
 // Finding nothing means the end, unless the page claims more.
-func (p *pager) nextFrom(resp *response) nextPage {
-	pc := p.c.cfg.Paging
+func (p *pager) nextFrom(resp *Page) nextPage {
+	pc := p.opts.Paging
 	v := describedValue(pc.NextFrom, resp)
 	switch {
 	case v == "":
 		return nextPage{why: fmt.Sprintf("paging.next_from (%q) found nothing on page %d", pc.NextFrom, p.pages)}
 	case isLink(v):
-		return nextPage{url: resolve(resp.url, v)}
+		return nextPage{url: resolve(resp.URL, v)}
 	case pc.NextParam == "":
 		return nextPage{claim: "more pages (" + pc.NextFrom + " is set)",
 			why: fmt.Sprintf("paging.next_from (%q) holds a value that is not an address, and paging.next_param does not name the request parameter to send it in", pc.NextFrom)}
 	}
-	return nextPage{url: withParam(resp.url, pc.NextParam, v)}
+	return nextPage{url: withParam(resp.URL, pc.NextParam, v)}
 }
 
 // describedValue reads the value at a paging location: a header (the Link
 // header's rel="next" target, for "header:Link"), or a dot-separated path of
 // object fields in the body. A missing value, null, false or "" is "".
-func describedValue(from string, resp *response) string {
+func describedValue(from string, resp *Page) string {
 	if name, ok := strings.CutPrefix(from, "header:"); ok {
 		if strings.EqualFold(name, "Link") {
-			return linkNext(resp.header)
+			return linkNext(resp.Header)
 		}
-		return strings.TrimSpace(resp.header.Get(name))
+		return strings.TrimSpace(resp.Header.Get(name))
 	}
-	value := resp.body
+	value := resp.Body
 	for _, name := range strings.Split(from, ".") {
 		v, ok := field(value, name)
 		if !ok {

@@ -1,17 +1,13 @@
-package client
+package listing
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
@@ -19,18 +15,18 @@ import (
 // Users feed profile_keys into for_each, so a list that comes back short
 // destroys the resources of every missing profile on the next apply. The
 // list is therefore read to the end in whatever convention the service pages
-// (hints.go), and whenever the provider cannot be sure it has everything it
+// (hints.go), and whenever the reader cannot be sure it has everything it
 // says so: List.Incomplete, which the provider reports as an error unless
 // the user accepts a partial list.
 
-// List is the result of ListProfiles.
+// List is the result of Read.
 type List struct {
 	Profiles   []Profile        // sorted by Key in byte order, keys unique
 	Warnings   []string         // things the user should know that do not make the list short
 	Incomplete *IncompleteError // non-nil when the list may be short
 }
 
-// IncompleteError says why a list may be short. ListProfiles returns it in
+// IncompleteError says why a list may be short. Read returns it in
 // List.Incomplete rather than as its error: the provider decides whether a
 // partial list is acceptable.
 type IncompleteError struct {
@@ -42,92 +38,37 @@ type IncompleteError struct {
 	Requests int    // requests sent for the list, retries included
 }
 
-// ErrIncomplete is the kind of every *IncompleteError.
-var ErrIncomplete = errors.New("the profile list is incomplete")
-
 func (e *IncompleteError) Error() string {
-	return fmt.Sprintf("%v: %d profiles over %d pages; the service claimed %s; %s", ErrIncomplete, e.Have, e.Pages, e.Claimed, e.Reason)
+	return fmt.Sprintf("the profile list is incomplete: %d profiles over %d pages; the service claimed %s; %s", e.Have, e.Pages, e.Claimed, e.Reason)
 }
-
-func (e *IncompleteError) Unwrap() error { return ErrIncomplete }
 
 // maxEmptyPages is how many empty pages in a row are taken as "not the end
 // yet" (filtered scans answer empty pages that still say there is more)
 // before paging counts as stalled.
 const maxEmptyPages = 5
 
-// readList reads every profile the token can see, following pages, within
-// ctx's deadline.
-func (c *Client) readList(ctx context.Context) (*List, error) {
-	p := &pager{c: c, requested: map[string]bool{}}
+// Read reads every profile the source can reach, following pages from
+// opts.List, within ctx's deadline. A page the source cannot fetch ends the
+// read with the source's error; one that cannot be decoded, with a
+// *ShapeError; pages that together hold more than opts.MaxBytes, with a
+// *TooLargeError.
+func Read(ctx context.Context, src Source, opts Options) (*List, error) {
+	p := &pager{src: src, opts: opts, requested: map[string]bool{}}
 	incomplete, err := p.run(ctx)
 	if err != nil {
 		return nil, err
 	}
 	p.list.Incomplete = incomplete
 	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
-	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts, c.redactor)...)
-	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index, c.redactor)...)
+	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts, opts.Redactor)...)
+	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index, opts.Redactor)...)
 	return &p.list, nil
 }
 
-// nfcWarnings names the keys that are not in Unicode NFC. Terraform rewrites
-// every string to NFC, so such a key reaches state in another spelling than
-// the service's; and two keys that differ only in normalisation become one.
-func nfcWarnings(profiles []Profile, index map[string]int, r *redact.Redactor) []string {
-	var changed []string
-	for _, p := range profiles {
-		if !norm.NFC.IsNormalString(p.Key) {
-			changed = append(changed, p.Key)
-		}
-	}
-	if len(changed) == 0 {
-		return nil
-	}
-	// Only a key that changes can meet another: group the changed keys by
-	// their NFC spelling, with the listed key already spelled so, if any.
-	byNFC := map[string][]string{}
-	for _, k := range changed {
-		n := norm.NFC.String(k)
-		if byNFC[n] == nil {
-			if _, ok := index[n]; ok {
-				byNFC[n] = []string{n}
-			}
-		}
-		byNFC[n] = append(byNFC[n], k)
-	}
-	w := fmt.Sprintf("Terraform stores every string in Unicode NFC, and %d profile_key value(s) from the service are not: %s. "+
-		"In state they take their NFC spelling (and so do their raw_json records); browserprofile_profile still reads each of them "+
-		"by that spelling.", len(changed), quoteList(changed, 5, r, strconv.QuoteToASCII))
-	var collide []string
-	for _, keys := range byNFC {
-		if len(keys) > 1 {
-			collide = append(collide, keys...)
-		}
-	}
-	if len(collide) > 0 {
-		slices.Sort(collide)
-		w += fmt.Sprintf(" Distinct keys become the same key that way: %s; a set of profile_keys (for_each) holds them once, "+
-			"and a read by that key reaches only one of them. Ask the service's owners to send keys in NFC.", quoteList(collide, 6, r, strconv.QuoteToASCII))
-	}
-	return []string{w}
-}
-
-// ServiceSpelling returns the listed key whose NFC spelling is key, when
-// the service spells it otherwise: Terraform hands the provider NFC strings,
-// and the service knows its keys only as it spells them. "" when none.
-func ServiceSpelling(profiles []Profile, key string) string {
-	for _, p := range profiles {
-		if p.Key != key && norm.NFC.String(p.Key) == key {
-			return p.Key
-		}
-	}
-	return ""
-}
-
-// pager is the state of one ListProfiles.
+// pager is the state of one Read.
 type pager struct {
-	c         *Client
+	src       Source
+	opts      Options
 	list      List
 	index     map[string]int  // profile_key -> index in list.Profiles
 	requested map[string]bool // addresses already requested
@@ -172,37 +113,38 @@ type nextPage struct {
 // says why.
 func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 	finder := p.conventionalNext
-	if p.c.cfg.Paging != nil {
+	if p.opts.Paging != nil {
 		finder = p.describedNext
 	}
-	u := p.c.firstListURL()
+	u := firstURL(p.opts.List, p.opts.Paging)
 	for {
 		p.requested[u.String()] = true
 		p.pages++
-		resp, getErr := p.c.get(ctx, u)
+		resp, getErr := p.src.Fetch(ctx, u)
 		if getErr != nil {
 			return nil, getErr
 		}
-		p.requests += resp.attempts
-		page, decodeErr := decodeListPage(resp.body)
+		p.requests += resp.Requests
+		page, decodeErr := decodeListPage(resp.Body)
 		if decodeErr != nil {
-			return nil, p.c.shapeError(u, resp, decodeErr)
+			return nil, &ShapeError{URL: u, Page: resp, Err: decodeErr}
 		}
-		fresh, tooLarge := p.keep(page.profiles, resp.body)
+		fresh, tooLarge := p.keep(page.profiles, resp.Body)
 		if tooLarge != nil {
-			return nil, &RequestError{Kind: ErrBodyTooLarge, Method: http.MethodGet, URL: p.c.display(u), Cause: tooLarge}
+			return nil, &TooLargeError{URL: p.opts.Redactor.RedactURL(u), Limit: p.opts.MaxBytes}
 		}
 		p.received += len(page.profiles)
 
 		h := page.hints
-		h.readHeaderHints(resp.header)
-		if p.c.cfg.Paging != nil {
-			p.c.cfg.Paging.readTotal(&h, resp)
+		h.readHeaderHints(resp.Header)
+		if p.opts.Paging != nil {
+			p.opts.Paging.readTotal(&h, resp)
 		}
 		cl := p.claims(h, p.pageIndex(h))
 		next := finder(resp, page, h, cl)
 
-		if p.pastEnd {
+		// The rules, in order; each has a test named for it (TestRead_*).
+		if p.pastEnd { // past the claimed end: nothing new is the end, new profiles fail
 			if fresh == 0 {
 				return nil, nil // empty, or a repeat: the end the service claimed
 			}
@@ -211,15 +153,15 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 					"so the provider cannot tell where the list ends (%d requests made)", p.pages, fresh, p.requests)), nil
 		}
 		switch {
-		case cl.lastButMore:
+		case cl.lastButMore: // marked last while claiming more
 			return p.incomplete(u, cl.text, "the service marked this page as the last"), nil
-		case p.pages > 1 && len(page.profiles) > 0 && fresh == 0:
+		case p.pages > 1 && len(page.profiles) > 0 && fresh == 0: // a page with nothing new has stalled
 			if cl.end {
 				return nil, nil // a page past the claimed end repeats: the end
 			}
 			return p.incomplete(u, cl.orFurther(), fmt.Sprintf(
 				"page %d brought no profile_key that earlier pages had not (the service ignored the page or cursor parameter, or repeated a page), so paging had stalled", p.pages)), nil
-		case next.url == nil && (cl.text != "" || next.claim != ""):
+		case next.url == nil && (cl.text != "" || next.claim != ""): // a claim of more (or a full page) with no way on
 			claim, why := cl.text, next.why
 			if claim == "" {
 				claim = next.claim
@@ -228,17 +170,17 @@ func (p *pager) run(ctx context.Context) (*IncompleteError, error) {
 				why = "the response gave no way to reach more that the provider understands"
 			}
 			return p.incomplete(u, claim, why), nil
-		case next.url == nil, cl.end && next.counted:
+		case next.url == nil, cl.end && next.counted: // the end; at the claimed end no page is counted on
 			return nil, nil
-		case len(page.profiles) == 0 && p.emptyRun >= maxEmptyPages:
+		case len(page.profiles) == 0 && p.emptyRun >= maxEmptyPages: // empty pages in a row have stalled
 			return p.incomplete(u, cl.orFurther(), fmt.Sprintf("%d empty pages in a row still said there was more, so paging had stalled", p.emptyRun+1)), nil
-		case !sameOrigin(p.c.base, next.url):
+		case !p.src.OnOrigin(next.url): // a next page off the origin is not requested
 			return p.incomplete(u, cl.orFurther(), fmt.Sprintf(
-				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", p.c.redactor.Redact(redactedOrigin(next.url)))), nil
-		case p.requested[next.url.String()]:
+				"the next page is at %s, which is not the base address's own scheme, host and port, so it was not requested (the token is sent nowhere else)", p.opts.Redactor.Redact(redact.Origin(next.url)))), nil
+		case p.requested[next.url.String()]: // an address already requested is a loop
 			return p.incomplete(u, cl.orFurther(), "the next page's address had been requested already (a paging loop)"), nil
-		case p.pages >= p.c.cfg.MaxPages:
-			return p.incomplete(u, cl.orFurther(), fmt.Sprintf("the provider's limit of %d pages was reached", p.c.cfg.MaxPages)), nil
+		case p.pages >= p.opts.MaxPages: // the page limit
+			return p.incomplete(u, cl.orFurther(), fmt.Sprintf("the provider's limit of %d pages was reached", p.opts.MaxPages)), nil
 		}
 		if len(page.profiles) == 0 {
 			p.emptyRun++
@@ -298,7 +240,7 @@ func (p *pager) claims(h hints, index *int) claims {
 // its pages or the paging setting counts them; whether a service counts
 // from 0 or from 1 is read from its first page's own number.
 func (p *pager) pageIndex(h hints) *int {
-	if pc := p.c.cfg.Paging; pc != nil && pc.PageParam != "" {
+	if pc := p.opts.Paging; pc != nil && pc.PageParam != "" {
 		return &p.pages
 	}
 	if h.page == nil {
@@ -312,8 +254,8 @@ func (p *pager) pageIndex(h hints) *int {
 }
 
 // conventionalNext finds the next page by the conventions of hints.go.
-func (p *pager) conventionalNext(resp *response, page listPage, h hints, cl claims) nextPage {
-	if link := linkNext(resp.header); link != "" {
+func (p *pager) conventionalNext(resp *Page, page listPage, h hints, cl claims) nextPage {
+	if link := linkNext(resp.Header); link != "" {
 		h.nextURL = link // the Link header wins over the body
 	}
 	n := len(page.profiles)
@@ -326,25 +268,25 @@ func (p *pager) conventionalNext(resp *response, page listPage, h hints, cl clai
 	counted := func(u *url.URL) nextPage { return nextPage{url: u, counted: true} }
 	switch {
 	case h.nextURL != "":
-		return nextPage{url: resolve(resp.url, h.nextURL)}
+		return nextPage{url: resolve(resp.URL, h.nextURL)}
 	case h.cursor != "":
-		return nextPage{url: withParam(resp.url, h.cursorParam, h.cursor)}
+		return nextPage{url: withParam(resp.URL, h.cursorParam, h.cursor)}
 	case h.nextPage != nil:
-		return nextPage{url: withParam(resp.url, "page", strconv.Itoa(*h.nextPage))}
+		return nextPage{url: withParam(resp.URL, "page", strconv.Itoa(*h.nextPage))}
 	case h.nextOffset != nil:
-		return nextPage{url: withParam(resp.url, "offset", strconv.Itoa(*h.nextOffset))}
+		return nextPage{url: withParam(resp.URL, "offset", strconv.Itoa(*h.nextOffset))}
 	case h.page != nil && more && !h.explicitEnd:
-		return counted(withParam(resp.url, "page", strconv.Itoa(*h.page+1)))
+		return counted(withParam(resp.URL, "page", strconv.Itoa(*h.page+1)))
 	case h.offset != nil && more && !h.explicitEnd:
-		return counted(withParam(resp.url, h.offsetParam, strconv.Itoa(*h.offset+n)))
+		return counted(withParam(resp.URL, h.offsetParam, strconv.Itoa(*h.offset+n)))
 	case h.nextUnknown != "":
 		return nextPage{why: fmt.Sprintf(
-			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", p.c.redactor.Quote(h.nextUnknown)),
+			"the response's %q field holds a value that is neither an address nor a known cursor, and the provider does not know which request parameter it belongs in; describe the service's paging with the provider's paging setting", p.opts.Redactor.Quote(h.nextUnknown)),
 			claim: "a further page"}
 	case h.hasMore != nil && *h.hasMore && n > 0:
 		// Stripe's convention: has_more with no link, continued after the
 		// last record of the page.
-		return counted(withParam(resp.url, "starting_after", page.profiles[n-1].Key))
+		return counted(withParam(resp.URL, "starting_after", page.profiles[n-1].Key))
 	case full && !h.explicitEnd && cl.text == "":
 		return nextPage{claim: fmt.Sprintf("a full page of %d", *h.pageSize),
 			why: "the response gave no way to reach the next page that the provider understands; describe the service's paging with the provider's paging setting"}
@@ -353,7 +295,7 @@ func (p *pager) conventionalNext(resp *response, page listPage, h hints, cl clai
 }
 
 func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError {
-	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.c.display(u), Requests: p.requests}
+	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.opts.Redactor.RedactURL(u), Requests: p.requests}
 }
 
 // keep adds the page's profiles not seen before and returns how many there
@@ -412,48 +354,10 @@ func (p *pager) kept(fresh int, repeats bool, body []byte) (int, error) {
 	if !repeats && fresh > 0 {
 		p.retained += int64(len(body))
 	}
-	if p.retained > p.c.cfg.MaxBodyBytes {
-		return fresh, fmt.Errorf("the list's pages together hold more than %d bytes", p.c.cfg.MaxBodyBytes)
+	if p.retained > p.opts.MaxBytes {
+		return fresh, errTooLarge
 	}
 	return fresh, nil
-}
-
-// duplicateWarnings explains keys the service sent more than once.
-func duplicateWarnings(dupes int, conflicts []string, r *redact.Redactor) []string {
-	var out []string
-	if n := dupes - len(conflicts); n > 0 {
-		out = append(out, fmt.Sprintf("The service sent %d record(s) again that it had already sent, unchanged (pages overlapping while the list changed?); each is kept once.", n))
-	}
-	if len(conflicts) > 0 {
-		out = append(out, fmt.Sprintf("The service sent %d profile_key value(s) twice with different records; the first record of each is kept: %s.%s",
-			len(conflicts), quoteList(conflicts, 5, r, strconv.Quote), invalidUTF8Note(conflicts)))
-	}
-	return out
-}
-
-// invalidUTF8Note explains keys that only became equal when the invalid
-// UTF-8 in them was replaced: Terraform strings must be UTF-8.
-func invalidUTF8Note(keys []string) string {
-	for _, k := range keys {
-		if strings.ContainsRune(k, '\uFFFD') {
-			return " Keys holding U+FFFD were sent with invalid UTF-8, which Terraform cannot store; the invalid bytes were replaced, and distinct keys can become equal that way: ask the service's owners to send UTF-8."
-		}
-	}
-	return ""
-}
-
-// quoteList quotes up to limit of the service's strings, masked, then says
-// how many more. Keys that differ only in normalisation look alike, so their
-// warnings quote with escapes (strconv.QuoteToASCII).
-func quoteList(ss []string, limit int, r *redact.Redactor, quote func(string) string) string {
-	q := make([]string, 0, limit)
-	for _, s := range ss[:min(len(ss), limit)] {
-		q = append(q, r.Redact(quote(s)))
-	}
-	if len(ss) > limit {
-		q = append(q, fmt.Sprintf("and %d more", len(ss)-limit))
-	}
-	return strings.Join(q, ", ")
 }
 
 func resolve(base *url.URL, ref string) *url.URL {

@@ -1,4 +1,4 @@
-package client
+package listing
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package client
+package listing
 
 import (
 	"bytes"
@@ -122,10 +122,10 @@ func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
 // errorFields are the members in which services wrap an error object.
 var errorFields = []string{"error", "errors", "fault"}
 
-// isErrorObject reports whether a 2xx body is an error object rather than a
+// IsErrorObject reports whether a 2xx body is an error object rather than a
 // profile: an object without profile_key at its top level that has a
 // non-empty error, errors or fault member.
-func isErrorObject(body []byte) bool {
+func IsErrorObject(body []byte) bool {
 	if firstByte(body) != '{' {
 		return false
 	}
@@ -143,9 +143,9 @@ func isErrorObject(body []byte) bool {
 	return false
 }
 
-// decodeProfile finds the one profile in a GET /browsers/{key} body: the
+// DecodeProfile finds the one profile in a GET /browsers/{key} body: the
 // object itself, or an envelope holding it one or two levels down.
-func decodeProfile(body []byte) (Profile, error) {
+func DecodeProfile(body []byte) (Profile, error) {
 	if err := validJSON(body); err != nil {
 		return Profile{}, err
 	}

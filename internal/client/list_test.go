@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -35,7 +35,7 @@ func wantKeys(n int) []string {
 	return keys
 }
 
-func keysOf(ps []Profile) []string {
+func keysOf(ps []listing.Profile) []string {
 	keys := make([]string, len(ps))
 	for i, p := range ps {
 		keys[i] = p.Key
@@ -88,8 +88,8 @@ func TestListProfiles_followsEveryPagingConvention(t *testing.T) {
 
 // pagingConfig is the stand-in's description of a mode as the client takes
 // it, with page size n where the mode takes one.
-func pagingConfig(attrs map[string]string, n int) *PagingConfig {
-	pc := &PagingConfig{NextFrom: attrs["next_from"], NextParam: attrs["next_param"], PageParam: attrs["page_param"],
+func pagingConfig(attrs map[string]string, n int) *listing.Paging {
+	pc := &listing.Paging{NextFrom: attrs["next_from"], NextParam: attrs["next_param"], PageParam: attrs["page_param"],
 		FirstPage: 1, OffsetParam: attrs["offset_param"], PageSizeParam: attrs["page_size_param"], TotalFrom: attrs["total_from"]}
 	if pc.PageSizeParam != "" {
 		pc.PageSize = n
@@ -98,7 +98,7 @@ func pagingConfig(attrs map[string]string, n int) *PagingConfig {
 }
 
 // wantRecords checks that ps are the n generated profiles, byte for byte.
-func wantRecords(t *testing.T, ps []Profile, n int) {
+func wantRecords(t *testing.T, ps []listing.Profile, n int) {
 	t.Helper()
 	if !slices.Equal(keysOf(ps), wantKeys(n)) {
 		t.Fatalf("keys %v", keysOf(ps))
@@ -207,55 +207,6 @@ func TestListProfiles_pageLimit(t *testing.T) {
 	}
 }
 
-// A page that repeats records is not held: what is kept of it, keys
-// included (they may share a body's bytes), is copied out of its body.
-func TestPager_keepsNothingOfARepeatingPagesBody(t *testing.T) {
-	t.Parallel()
-	p := &pager{c: &Client{cfg: Config{MaxBodyBytes: 1 << 20}}}
-	decode := func(body []byte) []Profile {
-		page, err := decodeListPage(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return page.profiles
-	}
-	first := []byte(`[{"profile_key":"a"},{"profile_key":"b","v":1}]`)
-	if _, err := p.keep(decode(first), first); err != nil {
-		t.Fatal(err)
-	}
-	again := []byte(`[{"profile_key":"b","v":2},{"profile_key":"c"}]`)
-	if _, err := p.keep(decode(again), again); err != nil {
-		t.Fatal(err)
-	}
-	inside := func(b *byte) bool {
-		at := uintptr(unsafe.Pointer(b))
-		return at >= uintptr(unsafe.Pointer(&again[0])) && at <= uintptr(unsafe.Pointer(&again[len(again)-1]))
-	}
-	kept := p.list.Profiles[len(p.list.Profiles)-1]
-	if kept.Key != "c" || inside(unsafe.StringData(kept.Key)) || inside(&kept.Raw[0]) ||
-		len(p.conflicts) != 1 || inside(unsafe.StringData(p.conflicts[0])) {
-		t.Errorf("kept %q %s, conflicts %q: something still points into the repeating page's body", kept.Key, kept.Raw, p.conflicts)
-	}
-}
-
-func TestListProfiles_sortedByteOrderAndDeduplicated(t *testing.T) {
-	t.Parallel()
-	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `[{"profile_key":"b"},{"profile_key":"B"},{"profile_key":"a"},{"profile_key":"b","dup":true},{"profile_key":"é"},{"profile_key":"a"}]`)
-	})
-	list, err := c.ListProfiles(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := keysOf(list.Profiles); !slices.Equal(got, []string{"B", "a", "b", "é"}) {
-		t.Errorf("keys %q", got)
-	}
-	if string(list.Profiles[2].Raw) != `{"profile_key":"b"}` || len(list.Warnings) != 2 ||
-		!strings.Contains(list.Warnings[0], "1 record(s) again") || !strings.Contains(list.Warnings[1], `twice with different records; the first record of each is kept: "b"`) {
-		t.Errorf("kept %s, warnings %q", list.Profiles[2].Raw, list.Warnings)
-	}
-}
-
 func TestListProfiles_survivesFaults(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]standin.Options{
@@ -280,31 +231,6 @@ func TestListProfiles_truncatedJSONIsAnError(t *testing.T) {
 	_, err := c.ListProfiles(context.Background())
 	if !errors.Is(err, ErrUnexpectedShape) || !strings.Contains(err.Error(), "invalid JSON") {
 		t.Errorf("err = %v", err)
-	}
-}
-
-// Keys outside Unicode NFC are named, and keys that collapse into one
-// through NFC are called out; a single read by the NFC spelling finds the
-// service's spelling.
-func TestListProfiles_namesKeysOutsideNFC(t *testing.T) {
-	t.Parallel()
-	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `[{"profile_key":"caf\u00e9"},{"profile_key":"cafe\u0301"},{"profile_key":"re\u0301sume\u0301"},{"profile_key":"plain"}]`)
-	})
-	list, err := c.ListProfiles(context.Background())
-	if err != nil || len(list.Warnings) != 1 {
-		t.Fatalf("warnings %q, err %v", list.Warnings, err)
-	}
-	w := list.Warnings[0]
-	if !strings.Contains(w, "2 profile_key value(s) from the service are not") || !strings.Contains(w, "Distinct keys become the same key") ||
-		!strings.Contains(w, `"cafe\u0301", "caf\u00e9"`) {
-		t.Errorf("warning %q", w)
-	}
-	if got := ServiceSpelling(list.Profiles, "résumé"); got != "re\u0301sume\u0301" {
-		t.Errorf("ServiceSpelling = %q", got)
-	}
-	if got := ServiceSpelling(list.Profiles, "plain"); got != "" {
-		t.Errorf("ServiceSpelling of a key spelled alike = %q", got)
 	}
 }
 
@@ -346,5 +272,96 @@ func TestListProfiles_aRepeatPastTheClaimedEndIsTheEnd(t *testing.T) {
 				t.Fatalf("%d profiles, err %v, incomplete %v", len(list.Profiles), err, list.Incomplete)
 			}
 		})
+	}
+}
+
+// A cursor value that is not an address, with no parameter to send it in:
+// the described setting cannot be followed, and says so.
+func TestListProfiles_describedCursorWithoutParameter(t *testing.T) {
+	t.Parallel()
+	c, _ := standinClient(t, 12, standin.Options{Paging: "described", PageSize: 5}, func(c *Config) {
+		c.Paging = &listing.Paging{NextFrom: "meta.cursor.next", PageSizeParam: "limit", PageSize: 5}
+	})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || list.Incomplete == nil || !strings.Contains(list.Incomplete.Reason, "next_param") {
+		t.Errorf("incomplete %v, err %v", list.Incomplete, err)
+	}
+}
+
+// A described paging gets every check a convention gets: a total, a page
+// count or has_more that claims more than the setting found is the
+// incomplete list, naming the setting that found nothing; never a short
+// list in silence.
+func TestListProfiles_describedPagingIsCheckedLikeAConvention(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		mode          string
+		paging        listing.Paging
+		claimed, why  string
+		have, request int
+	}{
+		"json-server 0.17, Link that only _page brings": {"json_server", listing.Paging{NextFrom: "header:Link", PageSizeParam: "_limit", PageSize: 5},
+			"23 profiles", `paging.next_from ("header:Link") found nothing on page 1`, 5, 1},
+		"json-server 1.0, a mistyped next_from": {"json_server_v1", listing.Paging{NextFrom: "links.next", PageSizeParam: "_per_page", PageSize: 5},
+			"23 profiles", `paging.next_from ("links.next") found nothing on page 1`, 5, 1},
+		"offsets with a total, described as a cursor": {"offset_limit", listing.Paging{NextFrom: "next_cursor", NextParam: "cursor"},
+			"23 profiles", `paging.next_from ("next_cursor") found nothing`, 5, 1},
+		"page numbers that stop short of the page count": {"page_number", listing.Paging{PageParam: "page", FirstPage: 1, PageSizeParam: "per_page", PageSize: 7},
+			"5 pages, of which this was page 1", "page 1 held 5 profile(s), fewer than paging.page_size (7)", 5, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, s := standinClient(t, 23, standin.Options{Paging: tc.mode, PageSize: 5}, func(c *Config) { c.Paging = &tc.paging })
+			list, err := c.ListProfiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			inc := list.Incomplete
+			if inc == nil {
+				t.Fatalf("%d profiles and no word of it being incomplete", len(list.Profiles))
+			}
+			if inc.Claimed != tc.claimed || !strings.Contains(inc.Reason, tc.why) || inc.Have != tc.have || s.Requests.Load() != int64(tc.request) {
+				t.Errorf("claimed %q, reason %q, have %d, %d requests", inc.Claimed, inc.Reason, inc.Have, s.Requests.Load())
+			}
+		})
+	}
+}
+
+// header:Link follows the Link header's rel="next" target, not the whole
+// header.
+func TestListProfiles_describedLinkHeaderFollowsRelNext(t *testing.T) {
+	t.Parallel()
+	c, s := standinClient(t, 23, standin.Options{Paging: "link", PageSize: 5}, func(c *Config) {
+		c.Paging = &listing.Paging{NextFrom: "header:Link", NextParam: "page"}
+	})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || list.Incomplete != nil {
+		t.Fatalf("err %v, incomplete %v", err, list.Incomplete)
+	}
+	wantRecords(t, list.Profiles, 23)
+	if s.Requests.Load() != 5 {
+		t.Errorf("%d requests", s.Requests.Load())
+	}
+}
+
+// total_from reads a total under a name no convention knows, and paging
+// stops there: no page past it is asked for.
+func TestListProfiles_totalFromEndsPaging(t *testing.T) {
+	t.Parallel()
+	var requests []string
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		requests = append(requests, r.URL.RawQuery)
+		page := r.URL.Query().Get("p")
+		w.Header().Set("X-Profiles-All", "4")
+		fmt.Fprintf(w, `{"rows": [{"profile_key": "a%s"}, {"profile_key": "b%s"}]}`, page, page)
+	}, func(c *Config) {
+		c.Paging = &listing.Paging{PageParam: "p", FirstPage: 0, TotalFrom: "header:X-Profiles-All"}
+	})
+	list, err := c.ListProfiles(context.Background())
+	if err != nil || list.Incomplete != nil || len(list.Profiles) != 4 {
+		t.Fatalf("%d profiles, err %v, incomplete %v", len(list.Profiles), err, list.Incomplete)
+	}
+	if !slices.Equal(requests, []string{"p=0", "p=1"}) {
+		t.Errorf("requests %q", requests)
 	}
 }
