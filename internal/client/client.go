@@ -35,7 +35,8 @@ const (
 	maxRedirects          = 5
 )
 
-// Config is everything a Client needs. Zero values take the defaults above.
+// Config is everything a Client needs. Zero values take the defaults above
+// (WithDefaults), but for MaxRetries, where 0 means none.
 type Config struct {
 	BaseURL   *url.URL // already checked by ParseBaseURL
 	Token     string
@@ -51,9 +52,6 @@ type Config struct {
 	MaxPages          int
 	Paging            *listing.Paging // nil: follow the conventions (internal/listing)
 	HeaderTimeout     time.Duration   // per attempt, until response headers arrive
-
-	// Transport, when set, replaces the default network transport (tests).
-	Transport http.RoundTripper
 }
 
 // Client is safe for concurrent use; the provider keeps one per configured
@@ -69,6 +67,21 @@ type Client struct {
 	bodies   *semaphore.Weighted // MaxBodyBytes, shared by the reads in flight (budget.go)
 }
 
+// WithDefaults returns cfg with each unset (zero) setting at its default:
+// the one place the defaults are applied. A MinWait over MaxWait is the
+// caller's to refuse; the provider names the setting.
+func (cfg Config) WithDefaults() Config {
+	setDefault(&cfg.MinWait, DefaultMinWait)
+	setDefault(&cfg.MaxWait, DefaultMaxWait)
+	setDefault(&cfg.Timeout, DefaultTimeout)
+	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	setDefault(&cfg.MaxPages, DefaultMaxPages)
+	setDefault(&cfg.HeaderTimeout, responseHeaderTimeout)
+	cfg.MaxRetries = max(cfg.MaxRetries, 0)
+	return cfg
+}
+
 // New builds a Client. It fails only on a configuration the provider should
 // have refused already.
 func New(cfg Config) (*Client, error) {
@@ -78,19 +91,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Token == "" || strings.ContainsAny(cfg.Token, " \t\r\n") {
 		return nil, errors.New("client: the token is empty or holds white space")
 	}
-	setDefault(&cfg.MinWait, DefaultMinWait)
-	setDefault(&cfg.MaxWait, DefaultMaxWait)
-	setDefault(&cfg.Timeout, DefaultTimeout)
-	setDefault(&cfg.MaxConcurrent, DefaultMaxConcurrent)
-	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	setDefault(&cfg.MaxPages, DefaultMaxPages)
-	setDefault(&cfg.HeaderTimeout, responseHeaderTimeout)
-	if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.MinWait > cfg.MaxWait {
-		cfg.MinWait = cfg.MaxWait
-	}
+	cfg = cfg.WithDefaults()
 
 	// The budget has a chunk to spare, so that one read can always reach
 	// the limit and be refused for it, rather than for the budget.
@@ -98,17 +99,14 @@ func New(cfg Config) (*Client, error) {
 	c.redactor.Keep(cfg.BaseURL)
 	c.pacer = pace.New(pace.RealClock{}, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
-	transport := cfg.Transport
-	if transport == nil {
-		transport = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConnsPerHost:   cfg.MaxConcurrent,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   tlsHandshakeTimeout,
-			ResponseHeaderTimeout: cfg.HeaderTimeout,
-		}
+	transport := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   cfg.MaxConcurrent,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: cfg.HeaderTimeout,
 	}
 	c.http = &retryablehttp.Client{
 		HTTPClient: &http.Client{

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
 // A 4xx or 5xx body often says why, in one of a few conventional shapes:
@@ -58,11 +60,7 @@ func reason(body []byte) string {
 			add(itemReason(item))
 		}
 	}
-	s := strings.Join(parts, "; ")
-	if len([]rune(s)) > maxReason {
-		s = string([]rune(s)[:maxReason]) + "…"
-	}
-	return s
+	return redact.Cut(strings.Join(parts, "; "), maxReason)
 }
 
 // itemReason reads one entry of an error list: a string, or an object with

@@ -89,10 +89,6 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 // maxRefused is how many refused connections end a read.
 const maxRefused = 3
 
-// errWaitOutlastsDeadline is the pacer's answer when the pace or a pause
-// the service asked for would outlast the read's deadline.
-var errWaitOutlastsDeadline = pace.ErrOutlastsDeadline
-
 // errRedirectLoop is checkRedirect's answer to a loop.
 var errRedirectLoop = errors.New("redirected in a loop")
 
@@ -124,7 +120,7 @@ func classifyTransportError(ctx context.Context, err error) error {
 		return ErrDNS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ErrRefused
-	case errors.Is(err, errWaitOutlastsDeadline), ctx.Err() != nil:
+	case errors.Is(err, pace.ErrOutlastsDeadline), ctx.Err() != nil:
 		return ErrTimeout
 	case strings.Contains(err.Error(), "timeout awaiting response headers"):
 		return ErrNoAnswer

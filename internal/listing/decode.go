@@ -39,12 +39,12 @@ func decodeListPage(body []byte) (listPage, error) {
 	case '[':
 		profiles, ok, err := decodeArray(body)
 		if err == nil && !ok {
-			err = shapeError("the array's objects carry no " + keyField)
+			err = shapeDetail("the array's objects carry no " + keyField)
 		}
 		return listPage{profiles: profiles}, err
 	case '{':
 	default:
-		return listPage{}, shapeError("the body is neither a JSON array nor an object")
+		return listPage{}, shapeDetail("the body is neither a JSON array nor an object")
 	}
 	top := decodeObject(body)
 	var page listPage
@@ -65,7 +65,7 @@ func decodeListPage(body []byte) (listPage, error) {
 			return page, err
 		}
 	}
-	return listPage{}, shapeError("no array of objects carrying " + keyField + " was found at the top level or one or two levels down")
+	return listPage{}, shapeDetail("no array of objects carrying " + keyField + " was found at the top level or one or two levels down")
 }
 
 // findArray looks through one object's fields for the profile array. An
@@ -102,11 +102,11 @@ func decodeArray(raw []byte) (profiles []Profile, ok bool, err error) {
 		key, has, kerr := profileKey(elem)
 		switch {
 		case kerr != nil:
-			err = shapeError(fmt.Sprintf("element %d: %v", i, kerr))
+			err = shapeDetail(fmt.Sprintf("element %d: %v", i, kerr))
 		case !has && i == 0:
 			ok = false
 		case !has:
-			err = shapeError(fmt.Sprintf("element %d has no %s although the ones before it do", i, keyField))
+			err = shapeDetail(fmt.Sprintf("element %d has no %s although the ones before it do", i, keyField))
 		default:
 			profiles = append(profiles, Profile{Key: key, Raw: elem})
 			return true
@@ -150,7 +150,7 @@ func DecodeProfile(body []byte) (Profile, error) {
 		return Profile{}, err
 	}
 	if firstByte(body) != '{' {
-		return Profile{}, shapeError("the body is not a JSON object")
+		return Profile{}, shapeDetail("the body is not a JSON object")
 	}
 	if p, ok, err := asProfile(body); ok || err != nil {
 		return p, err
@@ -173,7 +173,7 @@ func DecodeProfile(body []byte) (Profile, error) {
 		}
 		level = next
 	}
-	return Profile{}, shapeError("no object carrying " + keyField + " was found at the top level or one or two levels down")
+	return Profile{}, shapeDetail("no object carrying " + keyField + " was found at the top level or one or two levels down")
 }
 
 func asProfile(raw json.RawMessage) (Profile, bool, error) {
@@ -237,7 +237,7 @@ func validJSON(body []byte) error {
 	if err := json.Unmarshal(body, &v); err != nil {
 		return syntaxError(err)
 	}
-	return shapeError("invalid JSON")
+	return shapeDetail("invalid JSON")
 }
 
 // orderedKeys returns obj's field names, conventional list fields first, the
@@ -267,11 +267,9 @@ func firstByte(raw []byte) byte {
 	return raw[0]
 }
 
-// shapeDetail is the decoding problem behind an ErrUnexpectedShape.
+// shapeDetail is what a body that decodes as no list or profile lacks.
 type shapeDetail string
 
 func (s shapeDetail) Error() string { return string(s) }
-
-func shapeError(msg string) error { return shapeDetail(msg) }
 
 func syntaxError(err error) error { return shapeDetail("invalid JSON: " + err.Error()) }

@@ -43,6 +43,12 @@ const (
 	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
 )
 
+// The bounds of requests_per_second, from the attribute or the environment.
+const (
+	minRequestsPerSecond = 0.1
+	maxRequestsPerSecond = 10000.0
+)
+
 // envVar names an environment's own variable for a generic one:
 // BROWSERPROFILE_DEVELOPMENT_API_TOKEN for BROWSERPROFILE_API_TOKEN.
 func envVar(environment, generic string) string {
@@ -209,7 +215,7 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				MarkdownDescription: "A ceiling on the request rate. Unset, the provider paces itself by the service's " +
 					"`429` answers. Falls back to the `" + EnvRequestsPerSecond + "` environment variable.",
 				Optional:   true,
-				Validators: []validator.Float64{float64validator.Between(0.1, 10000)},
+				Validators: []validator.Float64{float64validator.Between(minRequestsPerSecond, maxRequestsPerSecond)},
 			},
 			"allow_incomplete_list": schema.BoolAttribute{
 				MarkdownDescription: "Accept a profile list that may be incomplete, with a warning, instead of failing. " +
@@ -455,11 +461,13 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	s.client.Token = trimmed
 
 	s.client.MaxRetries = int(int64Or(cfg.MaxRetries, client.DefaultMaxRetries))
-	s.client.MinWait = time.Duration(int64Or(cfg.MinWaitSeconds, int64(client.DefaultMinWait/time.Second))) * time.Second
-	s.client.MaxWait = time.Duration(int64Or(cfg.MaxWaitSeconds, int64(client.DefaultMaxWait/time.Second))) * time.Second
-	s.client.Timeout = time.Duration(int64Or(cfg.RequestTimeoutSeconds, int64(client.DefaultTimeout/time.Second))) * time.Second
-	s.client.MaxConcurrent = int(int64Or(cfg.MaxConcurrentRequests, client.DefaultMaxConcurrent))
-	s.client.MaxBodyBytes = int64Or(cfg.MaxResponseMegabytes, client.DefaultMaxBodyBytes>>20) << 20
+	// Unset, each is 0, which the client's defaults fill; none may be 0 when set.
+	s.client.MinWait = time.Duration(int64Or(cfg.MinWaitSeconds, 0)) * time.Second
+	s.client.MaxWait = time.Duration(int64Or(cfg.MaxWaitSeconds, 0)) * time.Second
+	s.client.Timeout = time.Duration(int64Or(cfg.RequestTimeoutSeconds, 0)) * time.Second
+	s.client.MaxConcurrent = int(int64Or(cfg.MaxConcurrentRequests, 0))
+	s.client.MaxBodyBytes = int64Or(cfg.MaxResponseMegabytes, 0) << 20
+	s.client = s.client.WithDefaults()
 	if s.client.MinWait > s.client.MaxWait {
 		diags.AddAttributeError(path.Root("min_wait_seconds"), "min_wait_seconds exceeds max_wait_seconds",
 			"The first back-off wait cannot be longer than the longest wait.")
@@ -469,9 +477,9 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		s.client.RequestsPerSecond = cfg.RequestsPerSecond.ValueFloat64()
 	case getenv(EnvRequestsPerSecond) != "":
 		rps, err := strconv.ParseFloat(strings.TrimSpace(getenv(EnvRequestsPerSecond)), 64)
-		if err != nil || rps < 0.1 || rps > 10000 {
+		if err != nil || rps < minRequestsPerSecond || rps > maxRequestsPerSecond {
 			diags.AddAttributeError(path.Root("requests_per_second"), "Invalid "+EnvRequestsPerSecond,
-				fmt.Sprintf("%s is %q; it must be a number of requests per second from 0.1 to 10000.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond)))
+				fmt.Sprintf("%s is %q; it must be a number of requests per second from %g to %g.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond), minRequestsPerSecond, maxRequestsPerSecond))
 		}
 		s.client.RequestsPerSecond = rps
 	}

@@ -171,7 +171,13 @@ func (r *Redactor) Quote(s string) string {
 // masked before the cut, so no part of it survives a cut either, and a huge
 // text (a 900 KB header) costs no more than its window.
 func (r *Redactor) Clip(s string, limit int, tidy func(string) string) string {
-	s = tidy(r.Redact(strings.ToValidUTF8(s[:min(len(s), Window)], "\uFFFD")))
+	return Cut(tidy(r.Redact(strings.ToValidUTF8(s[:min(len(s), Window)], "\uFFFD"))), limit)
+}
+
+// Cut shortens s to limit characters, an ellipsis standing for the rest.
+// A secret cut in two is still masked where the cut text is redacted (its
+// fragment at the end), but redacting first is the sure way: Clip.
+func Cut(s string, limit int) string {
 	if utf8.RuneCountInString(s) > limit {
 		s = string([]rune(s)[:limit]) + "…"
 	}
