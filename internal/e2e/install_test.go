@@ -49,9 +49,13 @@ func rehearse(t *testing.T, version, api string) registry.Release {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("release rehearsal of %s: %v\n%s", version, err, out)
 	}
-	rel := registry.Release{Version: version, Dir: dir}
-	rel.KeyID = strings.TrimSpace(readFile(t, filepath.Join(dir, "signing-key.id")))
-	rel.KeyArmor = readFile(t, filepath.Join(dir, "signing-key.asc"))
+	rel, err := registry.ReadRehearsal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.Version != version {
+		t.Fatalf("the rehearsal of %s wrote version %s", version, rel.Version)
+	}
 	return rel
 }
 

@@ -25,7 +25,7 @@ import (
 func BenchmarkProfilesRead(b *testing.B) {
 	servers := map[string]func() (tfprotov6.ProviderServer, error){
 		"direct":    NewServer("bench", "", ""),
-		"framework": providerserver.NewProtocol6WithError(New("bench", "", "")()),
+		"framework": providerserver.NewProtocol6WithError(newProvider("bench", "", "")),
 	}
 	for _, n := range []int{1000, 100000} {
 		for _, name := range []string{"direct", "framework"} {

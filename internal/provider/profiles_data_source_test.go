@@ -352,7 +352,7 @@ func TestAccProfilesDataSource_frameworkReadMatchesDirectRead(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
-			"browserprofile": providerserver.NewProtocol6WithError(New("test", "", "")()),
+			"browserprofile": providerserver.NewProtocol6WithError(newProvider("test", "", "")),
 		},
 		Steps: []resource.TestStep{{
 			Config: listConfig(root),

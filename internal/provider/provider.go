@@ -128,14 +128,8 @@ type pagingModel struct {
 	TotalFrom     types.String `tfsdk:"total_from"`
 }
 
-// New returns a constructor for the provider, as providerserver expects.
-// productionURL and developmentURL are the built-in base addresses.
-func New(version, productionURL, developmentURL string) func() provider.Provider {
-	return func() provider.Provider {
-		return newProvider(version, productionURL, developmentURL)
-	}
-}
-
+// newProvider is the provider with its version and built-in base addresses
+// (productionURL, developmentURL); NewServer serves one per provider block.
 func newProvider(version, productionURL, developmentURL string) *BrowserProfileProvider {
 	return &BrowserProfileProvider{
 		version: version,

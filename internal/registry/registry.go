@@ -32,6 +32,27 @@ type Release struct {
 	KeyArmor string
 }
 
+// ReadRehearsal reads the folder scripts/release-rehearsal.sh writes: the
+// version from its SHA256SUMS file's name, and the key that signed it
+// (signing-key.id, signing-key.asc).
+func ReadRehearsal(dir string) (Release, error) {
+	sums, err := filepath.Glob(filepath.Join(dir, "terraform-provider-*_*_SHA256SUMS"))
+	if err != nil || len(sums) != 1 {
+		return Release{}, fmt.Errorf("%s: want one terraform-provider-<type>_<version>_SHA256SUMS, found %d", dir, len(sums))
+	}
+	name := strings.TrimSuffix(filepath.Base(sums[0]), "_SHA256SUMS")
+	version := name[strings.LastIndex(name, "_")+1:]
+	id, err := os.ReadFile(filepath.Join(dir, "signing-key.id"))
+	if err != nil {
+		return Release{}, err
+	}
+	armor, err := os.ReadFile(filepath.Join(dir, "signing-key.asc"))
+	if err != nil {
+		return Release{}, err
+	}
+	return Release{Version: version, Dir: dir, KeyID: strings.TrimSpace(string(id)), KeyArmor: string(armor)}, nil
+}
+
 // Registry serves the releases of one provider, namespace/type, under
 // /v1/providers/ (the providers.v1 service address) and their files under
 // /files/.

@@ -123,3 +123,24 @@ func TestRegistry_publishRefusesAReleaseWithNoArchive(t *testing.T) {
 		t.Error("Publish of a folder with no SHA256SUMS succeeded")
 	}
 }
+
+func TestReadRehearsal_readsTheVersionAndTheKey(t *testing.T) {
+	rel := release(t, "0.3.0-rc.1", map[string]string{
+		"terraform-provider-example_0.3.0-rc.1_SHA256SUMS": "",
+		"signing-key.id":  "0123456789ABCDEF\n",
+		"signing-key.asc": "armor",
+	})
+	got, err := ReadRehearsal(rel.Dir)
+	if err != nil || got.Version != "0.3.0-rc.1" || got.KeyID != "0123456789ABCDEF" || got.KeyArmor != "armor" || got.Dir != rel.Dir {
+		t.Errorf("ReadRehearsal = %+v, %v", got, err)
+	}
+	if err := os.Remove(filepath.Join(rel.Dir, "signing-key.asc")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRehearsal(rel.Dir); err == nil {
+		t.Error("ReadRehearsal of a folder with no public key succeeded")
+	}
+	if _, err := ReadRehearsal(t.TempDir()); err == nil || !strings.Contains(err.Error(), "found 0") {
+		t.Errorf("ReadRehearsal of an empty folder: %v", err)
+	}
+}
