@@ -3,88 +3,24 @@
 package provider
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
-)
-
-// Environment variables, each the fallback for the attribute beside it.
-// A token is valid only against its own environment's address, so the
-// token and the base address have one variable per environment
-// (envVar), and the generic ones serve only the environment that
-// BROWSERPROFILE_ENVIRONMENT names (production when unset).
-const (
-	EnvAPIToken          = "BROWSERPROFILE_API_TOKEN"
-	EnvEnvironment       = "BROWSERPROFILE_ENVIRONMENT"
-	EnvBaseURL           = "BROWSERPROFILE_BASE_URL"
-	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
-)
-
-// The bounds of requests_per_second, from the attribute or the environment.
-const (
-	minRequestsPerSecond = 0.1
-	maxRequestsPerSecond = 10000.0
-)
-
-// envVar names an environment's own variable for a generic one:
-// BROWSERPROFILE_DEVELOPMENT_API_TOKEN for BROWSERPROFILE_API_TOKEN.
-func envVar(environment, generic string) string {
-	return "BROWSERPROFILE_" + strings.ToUpper(environment) + "_" + strings.TrimPrefix(generic, "BROWSERPROFILE_")
-}
-
-// envLookup reads the variables one provider block may take a setting
-// from: its environment's own, then the generic one where it serves that
-// environment. names lists them, for messages.
-type envLookup struct {
-	getenv      func(string) string
-	environment string
-	generic     bool // the generic variables serve this environment
-}
-
-func (l envLookup) get(generic string) (value, from string) {
-	if own := envVar(l.environment, generic); l.getenv(own) != "" {
-		return l.getenv(own), own
-	}
-	if l.generic && l.getenv(generic) != "" {
-		return l.getenv(generic), generic
-	}
-	return "", ""
-}
-
-func (l envLookup) names(generic string) string {
-	if l.generic {
-		return envVar(l.environment, generic) + " or " + generic
-	}
-	return envVar(l.environment, generic)
-}
-
-// The environments of the interface document.
-const (
-	Production  = "production"
-	Development = "development"
 )
 
 var _ provider.Provider = &BrowserProfileProvider{}
@@ -355,165 +291,4 @@ type providerData struct {
 	// The environment variables the block's token and base address may
 	// come from, for advice.
 	tokenVars, baseURLVars string
-}
-
-// settings is a resolved provider block.
-type settings struct {
-	environment     string
-	allowIncomplete bool
-	client          client.Config
-	// The environment variables this block reads its token and base
-	// address from, for messages.
-	tokenVars, baseURLVars string
-}
-
-// resolveSettings applies the precedence config value, then environment
-// variable, then default, and checks what the schema validators could not:
-// environment variables, unknown values, and the built-in addresses.
-func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string, builtIn map[string]string) (settings, diag.Diagnostics) {
-	var s settings
-	var diags diag.Diagnostics
-
-	for _, a := range []struct {
-		value   attr.Value
-		name    string
-		envName string
-	}{
-		{cfg.Environment, "environment", EnvEnvironment},
-		{cfg.APIToken, "api_token", EnvAPIToken},
-		{cfg.BaseURL, "base_url", EnvBaseURL},
-		{cfg.RequestsPerSecond, "requests_per_second", EnvRequestsPerSecond},
-		{cfg.MaxRetries, "max_retries", ""},
-		{cfg.MinWaitSeconds, "min_wait_seconds", ""},
-		{cfg.MaxWaitSeconds, "max_wait_seconds", ""},
-		{cfg.RequestTimeoutSeconds, "request_timeout_seconds", ""},
-		{cfg.MaxConcurrentRequests, "max_concurrent_requests", ""},
-		{cfg.MaxResponseMegabytes, "max_response_megabytes", ""},
-		{cfg.AllowIncompleteList, "allow_incomplete_list", ""},
-		{cfg.Paging, "paging", ""},
-	} {
-		if !a.value.IsUnknown() {
-			continue
-		}
-		detail := "The provider cannot be configured with a value that is known only after apply. Set " + a.name + " to a value known at plan time"
-		if a.envName != "" {
-			detail += ", or leave it out and set the " + a.envName + " environment variable"
-		}
-		diags.AddAttributeError(path.Root(a.name), "Unknown value for "+a.name, detail+".")
-	}
-	if diags.HasError() {
-		return s, diags
-	}
-
-	defaultEnvironment := cmp.Or(getenv(EnvEnvironment), Production)
-	s.environment = firstSet(cfg.Environment, defaultEnvironment, Production)
-	if s.environment != Production && s.environment != Development {
-		diags.AddAttributeError(path.Root("environment"), "Invalid environment", environmentDetail(EnvEnvironment, s.environment))
-		return s, diags
-	}
-	env := envLookup{getenv: getenv, environment: s.environment, generic: s.environment == defaultEnvironment}
-	s.tokenVars, s.baseURLVars = env.names(EnvAPIToken), env.names(EnvBaseURL)
-
-	urlFromEnv, urlVar := env.get(EnvBaseURL)
-	rawURL := firstSet(cfg.BaseURL, urlFromEnv, builtIn[s.environment])
-	if rawURL == "" {
-		diags.AddAttributeError(path.Root("base_url"), "No base address for the "+s.environment+" environment",
-			fmt.Sprintf("This build of the provider has no built-in base address for the %s environment (a development build). "+
-				"Set base_url in the provider block, or %s in the environment, to the %s environment's API address, ending in %s.",
-				s.environment, s.baseURLVars, s.environment, client.APIPathSuffix))
-		return s, diags
-	}
-	base, err := client.ParseBaseURL(rawURL)
-	if err != nil {
-		source := "base_url"
-		if cfg.BaseURL.IsNull() {
-			source = cmp.Or(urlVar, "the built-in address of the "+s.environment+" environment")
-		}
-		diags.AddAttributeError(path.Root("base_url"), "Invalid base address", fmt.Sprintf("%s %q is not usable: %s.", source, rawURL, err))
-		return s, diags
-	}
-	s.client.BaseURL = base
-
-	tokenFromEnv, _ := env.get(EnvAPIToken)
-	token := firstSet(cfg.APIToken, tokenFromEnv, "")
-	trimmed := strings.TrimSpace(token)
-	switch {
-	case trimmed == "":
-		diags.AddAttributeError(path.Root("api_token"), "Missing API token",
-			fmt.Sprintf("No API token is configured for the %s environment. Set api_token in the provider block "+
-				"(from a sensitive variable), or %s in the environment, to a token created for the %s environment "+
-				"in the web application under Settings, then API Tokens.", s.environment, s.tokenVars, s.environment))
-		return s, diags
-	case strings.ContainsAny(trimmed, " \t\r\n"):
-		diags.AddAttributeError(path.Root("api_token"), "API token contains white space", tokenWhiteSpaceDetail)
-		return s, diags
-	case trimmed != token:
-		diags.AddAttributeWarning(path.Root("api_token"), "API token had surrounding white space",
-			"The token's leading or trailing white space (a newline from a file, say) was removed before use. "+
-				"Remove it where the token is stored, or wrap the value in trimspace(), to silence this warning.")
-	}
-	s.client.Token = trimmed
-
-	s.client.MaxRetries = int(int64Or(cfg.MaxRetries, client.DefaultMaxRetries))
-	// Unset, each is 0, which the client's defaults fill; none may be 0 when set.
-	s.client.MinWait = time.Duration(int64Or(cfg.MinWaitSeconds, 0)) * time.Second
-	s.client.MaxWait = time.Duration(int64Or(cfg.MaxWaitSeconds, 0)) * time.Second
-	s.client.Timeout = time.Duration(int64Or(cfg.RequestTimeoutSeconds, 0)) * time.Second
-	s.client.MaxConcurrent = int(int64Or(cfg.MaxConcurrentRequests, 0))
-	s.client.MaxBodyBytes = int64Or(cfg.MaxResponseMegabytes, 0) << 20
-	s.client = s.client.WithDefaults()
-	if s.client.MinWait > s.client.MaxWait {
-		diags.AddAttributeError(path.Root("min_wait_seconds"), "min_wait_seconds exceeds max_wait_seconds",
-			"The first back-off wait cannot be longer than the longest wait.")
-	}
-	switch {
-	case !cfg.RequestsPerSecond.IsNull() && !cfg.RequestsPerSecond.IsUnknown():
-		s.client.RequestsPerSecond = cfg.RequestsPerSecond.ValueFloat64()
-	case getenv(EnvRequestsPerSecond) != "":
-		rps, err := strconv.ParseFloat(strings.TrimSpace(getenv(EnvRequestsPerSecond)), 64)
-		if err != nil || rps < minRequestsPerSecond || rps > maxRequestsPerSecond {
-			diags.AddAttributeError(path.Root("requests_per_second"), "Invalid "+EnvRequestsPerSecond,
-				fmt.Sprintf("%s is %q; it must be a number of requests per second from %g to %g.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond), minRequestsPerSecond, maxRequestsPerSecond))
-		}
-		s.client.RequestsPerSecond = rps
-	}
-	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
-	if !cfg.Paging.IsNull() {
-		var pm pagingModel
-		diags.Append(cfg.Paging.As(context.Background(), &pm, basetypes.ObjectAsOptions{})...)
-		s.client.Paging = &listing.Paging{
-			NextFrom:      pm.NextFrom.ValueString(),
-			NextParam:     pm.NextParam.ValueString(),
-			PageParam:     pm.PageParam.ValueString(),
-			FirstPage:     int(int64Or(pm.FirstPage, 1)),
-			OffsetParam:   pm.OffsetParam.ValueString(),
-			PageSizeParam: pm.PageSizeParam.ValueString(),
-			PageSize:      int(pm.PageSize.ValueInt64()),
-			TotalFrom:     pm.TotalFrom.ValueString(),
-		}
-	}
-	return s, diags
-}
-
-const tokenWhiteSpaceDetail = "The API token has white space inside it. A token is one unbroken string: " +
-	"was the token copied whole? Do not include a \"Bearer \" prefix; the provider adds the Authorization scheme itself."
-
-// firstSet returns the configured value if set, else the environment
-// variable's, else def. A value in the block wins, so aliased providers
-// never borrow each other's settings from the environment.
-func firstSet(v types.String, fromEnv, def string) string {
-	if !v.IsNull() && !v.IsUnknown() {
-		return v.ValueString()
-	}
-	if fromEnv != "" {
-		return fromEnv
-	}
-	return def
-}
-
-func int64Or(v types.Int64, def int64) int64 {
-	if v.IsNull() || v.IsUnknown() {
-		return def
-	}
-	return v.ValueInt64()
 }

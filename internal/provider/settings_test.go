@@ -1,0 +1,156 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func TestResolveSettings_precedence(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		EnvEnvironment: "development", EnvBaseURL: "https://env.example.com/api/v1", EnvAPIToken: "env-token",
+	}
+	getenv := func(k string) string { return env[k] }
+
+	// Environment variables when the block is empty.
+	s, diags := resolveSettings(BrowserProfileProviderModel{}, getenv, nil)
+	if diags.HasError() || s.environment != "development" || s.client.BaseURL.String() != "https://env.example.com/api/v1" || s.client.Token != "env-token" {
+		t.Errorf("from environment: %+v %v", s, diags)
+	}
+	// The block wins over every variable.
+	s, diags = resolveSettings(BrowserProfileProviderModel{
+		Environment: types.StringValue("production"),
+		BaseURL:     types.StringValue("https://block.example.com/api/v1/"),
+		APIToken:    types.StringValue("block-token"),
+	}, getenv, nil)
+	if diags.HasError() || s.environment != "production" || s.client.BaseURL.String() != "https://block.example.com/api/v1" || s.client.Token != "block-token" {
+		t.Errorf("from block: %+v %v", s, diags)
+	}
+	// Defaults: production, and its built-in address.
+	s, diags = resolveSettings(BrowserProfileProviderModel{APIToken: types.StringValue("t")}, noEnv,
+		map[string]string{Production: "https://prod.example.com/api/v1"})
+	if diags.HasError() || s.environment != "production" || s.client.BaseURL.Host != "prod.example.com" {
+		t.Errorf("defaults: %+v %v", s, diags)
+	}
+	if s.client.MaxRetries != 5 || s.client.MaxConcurrent != 8 || s.client.RequestsPerSecond != 0 {
+		t.Errorf("tuning defaults: %+v", s.client)
+	}
+}
+
+// Environment variables never cross environments: a block takes its own
+// environment's variables, and the generic ones only for the environment
+// BROWSERPROFILE_ENVIRONMENT names (production when unset).
+func TestResolveSettings_environmentVariablesNeverCrossEnvironments(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		EnvBaseURL: "https://prod.example.com/api/v1", EnvAPIToken: "prod-token",
+		"BROWSERPROFILE_DEVELOPMENT_BASE_URL": "https://dev.example.com/api/v1", "BROWSERPROFILE_DEVELOPMENT_API_TOKEN": "dev-token",
+	}
+	getenv := func(k string) string { return env[k] }
+	for environment, want := range map[string]struct{ host, token string }{
+		Production:  {"prod.example.com", "prod-token"},
+		Development: {"dev.example.com", "dev-token"},
+	} {
+		s, diags := resolveSettings(BrowserProfileProviderModel{Environment: types.StringValue(environment)}, getenv, nil)
+		if diags.HasError() || s.client.BaseURL.Host != want.host || s.client.Token != want.token {
+			t.Errorf("%s: %s, %q, %v", environment, s.client.BaseURL, s.client.Token, diags)
+		}
+	}
+	// A development block with only the generic variables, meant for
+	// production, takes neither, and says which variable it reads.
+	generic := func(k string) string {
+		if strings.Contains(k, "_"+strings.ToUpper(Development)+"_") {
+			return ""
+		}
+		return env[k]
+	}
+	_, diags := resolveSettings(BrowserProfileProviderModel{Environment: types.StringValue(Development), BaseURL: types.StringValue("https://dev.example.com/api/v1")}, generic, nil)
+	if !diags.HasError() || !strings.Contains(fmt.Sprint(diags), "or BROWSERPROFILE_DEVELOPMENT_API_TOKEN in the environment") || strings.Contains(fmt.Sprint(diags), EnvAPIToken) {
+		t.Errorf("diags %v", diags)
+	}
+	// The generic variables serve the environment BROWSERPROFILE_ENVIRONMENT names.
+	env[EnvEnvironment] = Development
+	s, diags := resolveSettings(BrowserProfileProviderModel{}, generic, nil)
+	if diags.HasError() || s.environment != Development || s.client.Token != "prod-token" {
+		t.Errorf("%+v %v", s, diags)
+	}
+	// The environment's own variable wins over the generic one.
+	s, diags = resolveSettings(BrowserProfileProviderModel{}, getenv, nil)
+	if diags.HasError() || s.client.Token != "dev-token" || s.client.BaseURL.Host != "dev.example.com" {
+		t.Errorf("%+v %v", s, diags)
+	}
+}
+
+func TestResolveSettings_failures(t *testing.T) {
+	t.Parallel()
+	base := types.StringValue("https://api.example.com/api/v1")
+	cases := map[string]struct {
+		cfg    BrowserProfileProviderModel
+		env    map[string]string
+		path   string
+		detail string
+	}{
+		"no built-in address": {
+			cfg:  BrowserProfileProviderModel{APIToken: types.StringValue("t"), Environment: types.StringValue("development")},
+			path: "base_url", detail: "no built-in base address for the development environment",
+		},
+		"missing token": {
+			cfg: BrowserProfileProviderModel{BaseURL: base}, path: "api_token", detail: "Set api_token in the provider block",
+		},
+		"unknown token": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringUnknown()}, path: "api_token", detail: EnvAPIToken,
+		},
+		"token with inner space": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("Bearer abc")}, path: "api_token", detail: "copied whole",
+		},
+		"bad environment variable": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvEnvironment: "staging"},
+			path: "environment", detail: `"staging"`,
+		},
+		"bad base address variable": {
+			cfg: BrowserProfileProviderModel{APIToken: types.StringValue("t")}, env: map[string]string{EnvBaseURL: "http://api.example.com/api/v1"},
+			path: "base_url", detail: "loopback",
+		},
+		"unknown tuning value": {
+			cfg:  BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t"), MaxRetries: types.Int64Unknown()},
+			path: "max_retries", detail: "known at plan time",
+		},
+		"rate variable with trailing junk": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "10abc"},
+			path: "requests_per_second", detail: `"10abc"`,
+		},
+		"bad rate variable": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "fast"},
+			path: "requests_per_second", detail: EnvRequestsPerSecond,
+		},
+	}
+	for name, tc := range cases {
+		_, diags := resolveSettings(tc.cfg, func(k string) string { return tc.env[k] }, nil)
+		if !diags.HasError() {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		d, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
+		if !ok || !d.Path().Equal(path.Root(tc.path)) || !strings.Contains(d.Detail(), tc.detail) {
+			t.Errorf("%s: %v", name, diags.Errors()[0])
+		}
+	}
+}
+
+func TestResolveSettings_trimsSurroundingWhiteSpaceWithWarning(t *testing.T) {
+	t.Parallel()
+	s, diags := resolveSettings(BrowserProfileProviderModel{
+		BaseURL: types.StringValue("https://api.example.com/api/v1"), APIToken: types.StringValue("  zq9secret\n"),
+	}, noEnv, nil)
+	if diags.HasError() || s.client.Token != "zq9secret" || diags.WarningsCount() != 1 {
+		t.Errorf("token %q, diags %v", s.client.Token, diags)
+	}
+	if strings.Contains(fmt.Sprint(diags), "zq9secret") {
+		t.Errorf("the warning quotes the token: %v", diags)
+	}
+}
