@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,17 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -178,39 +169,6 @@ func TestAccProfilesDataSource_farRateLimitResetFailsAtOnce(t *testing.T) {
 	}
 }
 
-// The fast path's msgpack must be what tftypes writes for the schema's type.
-func TestProfilesState_matchesTftypes(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	var ds datasource.SchemaResponse
-	NewProfilesDataSource().Schema(ctx, datasource.SchemaRequest{}, &ds)
-	stateType := ds.Schema.Type().TerraformType(ctx)
-	profileType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"profile_key": tftypes.String, "raw_json": tftypes.String}}
-
-	for _, n := range []int{0, 1, 40, 70000} {
-		profiles := make([]listing.Profile, n)
-		keys, objs := []tftypes.Value{}, []tftypes.Value{}
-		for i := range profiles {
-			key := fmt.Sprintf("k%d-%s", i, strings.Repeat("é", i%40))
-			raw := fmt.Sprintf(`{"profile_key": %q, "pad": %q}`, key, strings.Repeat("x", i%300))
-			profiles[i] = listing.Profile{Key: key, Raw: []byte(raw)}
-			k := tftypes.NewValue(tftypes.String, key)
-			keys = append(keys, k)
-			objs = append(objs, tftypes.NewValue(profileType, map[string]tftypes.Value{"profile_key": k, "raw_json": tftypes.NewValue(tftypes.String, raw)}))
-		}
-		want, err := tfprotov6.NewDynamicValue(stateType, tftypes.NewValue(stateType, map[string]tftypes.Value{
-			"profile_keys": tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, keys),
-			"profiles":     tftypes.NewValue(tftypes.List{ElementType: profileType}, objs),
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := profilesState(profiles); !bytes.Equal(got, want.MsgPack) {
-			t.Errorf("%d profiles: encodings differ", n)
-		}
-	}
-}
-
 func TestAccProfilesDataSource_readsEveryPagingConvention(t *testing.T) {
 	for name, mode := range standin.PagingModes {
 		for _, described := range []bool{false, true} {
@@ -344,22 +302,4 @@ func TestAccProfilesDataSource_wrongPathPrefixIsNotFound(t *testing.T) {
 	expectError(t, providerBlock(root+"/staging/api/v1", standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
 		words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
 			"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"))
-}
-
-// Served by the framework alone, without server.go's direct read, the list
-// reads the same: Read is the path any other server would take.
-func TestAccProfilesDataSource_frameworkReadMatchesDirectRead(t *testing.T) {
-	root, _ := testStandin(t, standin.Options{})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
-			"browserprofile": providerserver.NewProtocol6WithError(newProvider("test", "", "")),
-		},
-		Steps: []resource.TestStep{{
-			Config: listConfig(root),
-			ConfigStateChecks: []statecheck.StateCheck{
-				listsDevKeys,
-				listsRecord(t, 5, "team/alpha"),
-			},
-		}},
-	})
 }
