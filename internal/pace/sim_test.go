@@ -2,9 +2,11 @@ package pace
 
 import (
 	"container/heap"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -176,10 +178,10 @@ func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *P
 			s.after(20*time.Millisecond+time.Duration(rng.Int64N(int64(130*time.Millisecond))), func() { read(w) })
 		})
 	}
-	s.attempt(&walker{}, 0, func() {
+	s.attempt(&walker{id: 0}, 0, func() {
 		s.after(80*time.Millisecond+time.Duration(rng.Int64N(int64(40*time.Millisecond))), func() {
-			for range 10 {
-				read(&walker{})
+			for i := range 10 {
+				read(&walker{id: 1 + i})
 			}
 		})
 	})
@@ -187,7 +189,9 @@ func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *P
 	return simPlan{took: s.ended.Sub(start), requests: s.requests, refused: s.refused}
 }
 
-type walker struct{ gen int }
+// walker is one of Terraform's walkers; id orders the walkers woken at
+// once, so that a seed fixes the whole plan.
+type walker struct{ id, gen int }
 
 type sim struct {
 	now        time.Time
@@ -306,10 +310,10 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 	})
 }
 
-// wake lets every walker waiting for an answer ask again.
+// wake lets every walker waiting for an answer ask again, in walker order.
 func (s *sim) wake() {
-	for _, f := range s.waiting {
-		s.after(0, f)
+	for _, w := range slices.SortedFunc(maps.Keys(s.waiting), func(a, b *walker) int { return a.id - b.id }) {
+		s.after(0, s.waiting[w])
 	}
 }
 
