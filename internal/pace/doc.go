@@ -13,8 +13,16 @@
 // of a request sent after the last cut cuts it to Backoff of the rate
 // refused; it grows back along CUBIC's cubic (RFC 9438), reaching that
 // rate after Recover, and grows only while requests wait for it. A
-// service refusing everything after a cut is probed one request at a
-// time; one refusing a request sent with more in flight than all but one
-// it accepted of late is held to that many in flight. A Retry-After past
-// RoundingPause holds every request.
+// refusal during the doubling starts it again instead, from FirstBackoff
+// of the rate refused up to Backoff of it, where the cubic begins. The
+// rate refused is the pace or, if lower, the rate requests went at (over
+// RateSpan, or since the request before, the faster); after probing, the
+// rate the service accepted over the last second.
+//
+// A service refusing everything after a cut is probed one request at a
+// time, each gap double the last, and the pace is not cut again; an
+// acceptance ends probing. After a cut, one refusing a request sent with
+// more in flight than all but one of the last InFlightHistory it accepted
+// is held to that many in flight, for the Pacer's life. A Retry-After
+// past RoundingPause holds every request.
 package pace

@@ -131,7 +131,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	if p.held && p.polled.Before(now) {
 		// A request waited for the pace since: it is what holds them back.
 		p.grown += now.Sub(p.polled)
-		p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
+		p.setPace(now)
 	}
 	p.polled, p.held = now, false
 	switch {
@@ -164,22 +164,35 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	return t, 0, true
 }
 
-// rate is the pace the model gives now (Pacer): in a start, doubling
-// from its base until it reaches its end, where the cubic's time begins;
-// then along the cubic.
+// setPace sets the pace to the model's rate now, within the ceiling. A
+// start whose doubling has reached its end ends there, and the cubic's time
+// begins.
+func (p *Pacer) setPace(now time.Time) {
+	if p.startEnd > 0 && p.startRate() >= p.startEnd {
+		p.startEnd, p.grown = 0, 0
+	}
+	p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
+}
+
+// rate is the pace the model gives (Pacer): in a start, doubling from its
+// base; after it, along the cubic.
 func (p *Pacer) rate() float64 {
 	if p.startEnd > 0 {
-		r := p.startBase * math.Exp2(float64(p.grown)/float64(StartDoubling))
-		if r < p.startEnd {
-			return r
-		}
-		p.startEnd, p.grown = 0, 0
+		return p.startRate()
 	}
 	x := float64(p.grown)/float64(Recover) - 1
 	return p.peak * (1 + (1-Backoff)*x*x*x)
 }
 
-// Done reports the answer to the request t let go.
+// startRate is a start's pace: its base, doubled every StartDoubling.
+func (p *Pacer) startRate() float64 {
+	return p.startBase * math.Exp2(float64(p.grown)/float64(StartDoubling))
+}
+
+// Done reports the answer to the request t let go, in four steps: the
+// quota it announces, a pause it asks for, what it says of the rate the
+// service accepts, and, for a request sent since the last cut, what it
+// says of the pace.
 func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -194,24 +207,32 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		// What the service accepts, whatever the pace was when it went.
 		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
 	}
-	fresh := t.sent.After(p.lastCut) || !p.cut
-	switch {
+	switch fresh := t.sent.After(p.lastCut) || !p.cut; {
 	case a.Failed || !fresh:
 	case !a.Refused:
-		p.accepted, p.probeGap = true, 0
-		p.mostOK = append(p.mostOK, t.others)
-		p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
+		p.accept(t)
+	default:
+		p.refuse(t, a, now)
+	}
+	p.wake()
+}
+
+// accept ends probing, and keeps the others in flight with t, for telling
+// a limit in flight from a rate.
+func (p *Pacer) accept(t Ticket) {
+	p.accepted, p.probeGap = true, 0
+	p.mostOK = append(p.mostOK, t.others)
+	p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
+}
+
+// refuse reads a refusal of t: a probe's, one of a limit in flight, or a
+// rate's, which cuts the pace.
+func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
+	switch {
 	case p.cut && !p.accepted && p.probeGap > 0 && t.sent.Before(p.probeAt.Add(-p.probeGap)):
 		// Sent before the probe's gap was last set: it says nothing of it.
 	case p.cut && !p.accepted:
-		// Nothing sent since the cut was accepted: the service refuses
-		// everything, whatever the pace. Probe until it accepts again.
-		p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
-		if a.RetryAfter > 0 {
-			p.probeGap = min(p.probeGap, a.RetryAfter)
-		}
-		p.probeAt = now.Add(p.probeGap)
-		p.probed = true
+		p.probe(a, now)
 	case p.cut && len(p.mostOK) >= InFlightEvidence && t.others > slices.Sorted(slices.Values(p.mostOK))[len(p.mostOK)-2]:
 		// More were in flight than with all but one accepted of late (one
 		// may count an answer on its way back): the service limits requests
@@ -219,23 +240,38 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 		// because the pace was low.
 		p.window = t.others
 	default:
-		// The rate refused is the pace or, if lower, the rate requests
-		// went at (over RateSpan or since the one before, the faster; a
-		// first request's gap of 0 is the pace), or, after probing, the
-		// rate accepted over the last second.
-		measured := max(p.sentRate(), 1/t.gap.Seconds())
-		if p.probed {
-			measured = p.acceptedRate(now)
-		}
-		p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
-		if p.startEnd > 0 {
-			// Start again lower, up to Backoff of the rate refused.
-			p.startBase, p.startEnd = FirstBackoff*p.peak, Backoff*p.peak
-		}
-		p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
-		p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
+		p.cutPace(t, now)
 	}
-	p.wake()
+}
+
+// probe: nothing sent since the cut was accepted, so the service refuses
+// everything, whatever the pace. One request at a time, each gap double
+// the last, until it accepts again; the pace itself is not cut.
+func (p *Pacer) probe(a Answer, now time.Time) {
+	p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
+	if a.RetryAfter > 0 {
+		p.probeGap = min(p.probeGap, a.RetryAfter)
+	}
+	p.probeAt = now.Add(p.probeGap)
+	p.probed = true
+}
+
+// cutPace cuts the pace to Backoff of the rate refused: the pace or, if
+// lower, the rate requests went at (over RateSpan or since the one before,
+// the faster; a first request's gap of 0 is the pace), or, after probing,
+// the rate accepted over the last second. A refusal during a start starts
+// again lower, from FirstBackoff of that rate up to Backoff of it.
+func (p *Pacer) cutPace(t Ticket, now time.Time) {
+	measured := max(p.sentRate(), 1/t.gap.Seconds())
+	if p.probed {
+		measured = p.acceptedRate(now)
+	}
+	p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
+	if p.startEnd > 0 {
+		p.startBase, p.startEnd = FirstBackoff*p.peak, Backoff*p.peak
+	}
+	p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
+	p.setPace(now)
 }
 
 // Release frees the place of the request t let go, once its answer is read.

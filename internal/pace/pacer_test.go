@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -353,5 +354,54 @@ func TestPacer_acceptedRate(t *testing.T) {
 	}
 	if got := p.acceptedRate(clock.now); got != 2 {
 		t.Errorf("accepted over the last second: %v, want 2", got)
+	}
+}
+
+// TestPacer_trajectoryAfterARefusal pins the pace, step by step, after the
+// first refusal, with requests always waiting for it (each step lets one
+// go, and the next asks at once): the start resumes at FirstBackoff of the
+// rate refused (100, the StartRate it went at) and doubles every
+// StartDoubling until Backoff of it; there the cubic's time begins, and the
+// pace is back at the rate refused after Recover, growing past it after.
+func TestPacer_trajectoryAfterARefusal(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	p := defaultPacer(clock)
+	cut := clock.now
+	first, _, ok := p.reserve(cut)
+	if !ok {
+		t.Fatal("the first request waited")
+	}
+	p.Done(first, Answer{Refused: true})
+	p.Release(first)
+
+	cubic := func(grown float64) float64 { return 100 * (1 + (1-Backoff)*math.Pow(grown/Recover.Seconds()-1, 3)) }
+	want := map[time.Duration]float64{
+		0:                       50,              // FirstBackoff of 100
+		50 * time.Millisecond:   50 * math.Sqrt2, // doubling every 100 ms
+		100 * time.Millisecond:  80,              // past Backoff of 100: the cubic's time begins
+		150 * time.Millisecond:  cubic(0.05),     // 80.98
+		1100 * time.Millisecond: cubic(1),        // 94.07
+		2100 * time.Millisecond: cubic(2),        // 99.26
+		3100 * time.Millisecond: 100,             // Recover after the start's end
+		4100 * time.Millisecond: cubic(4),        // 100.74: probing past the rate refused
+	}
+	for at := time.Duration(0); at <= 4100*time.Millisecond; at += 50 * time.Millisecond {
+		now := cut.Add(at)
+		clock.now = now
+		var paceAt float64
+		for i := 0; ; i++ {
+			tk, _, ok := p.reserve(now)
+			if i == 0 {
+				paceAt = float64(p.pace.Limit())
+			}
+			if !ok {
+				break
+			}
+			p.Done(tk, Answer{})
+			p.Release(tk)
+		}
+		if w, pinned := want[at]; pinned && math.Abs(paceAt-w) > 1e-9 {
+			t.Errorf("%v after the refusal: pace %.6f, want %.6f", at, paceAt, w)
+		}
 	}
 }
