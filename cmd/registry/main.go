@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/registry"
 )
 
@@ -28,8 +29,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	host, _, err := net.SplitHostPort(*addr)
-	if ip := net.ParseIP(host); err != nil || host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if host, _, err := net.SplitHostPort(*addr); err != nil || !client.IsLoopback(host) {
 		log.Fatalf("registry: -addr must be a loopback address, got %q", *addr)
 	}
 	reg := registry.New("browserprofile", "browserprofile")

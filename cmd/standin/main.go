@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -91,9 +92,7 @@ func main() {
 		opts.Trace = f
 	}
 
-	host, _, err := net.SplitHostPort(*addr)
-	ip := net.ParseIP(host)
-	if loopback := host == "localhost" || ip != nil && ip.IsLoopback(); err != nil || !loopback {
+	if host, _, err := net.SplitHostPort(*addr); err != nil || !client.IsLoopback(host) {
 		log.Fatalf("standin: -addr must be a loopback address, got %q", *addr)
 	}
 	opts.Environments = standin.DemoEnvironments()
