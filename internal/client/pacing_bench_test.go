@@ -82,7 +82,7 @@ func BenchmarkPacing(b *testing.B) {
 // against limitedIdeal and the share of requests answered 429. It is not among make
 // bench's targets (each plan is too short for the search of a rate to cost
 // under 2% of its requests), but shows that such buckets are paced near
-// their rate, not taken for windows (a bucket at 10 a second took 5.7x).
+// their rate, not taken for windows.
 func BenchmarkPacingSlowBuckets(b *testing.B) {
 	for _, r := range []float64{2, 5, 10, 15, 20} {
 		name := fmt.Sprintf("rate%.0f", r)
