@@ -1,51 +1,100 @@
 package provider
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// profilesState encodes the state of browserprofile_profiles, an object of
-// profile_keys (list of string) and profiles (list of objects of
-// profile_key and raw_json), in msgpack, the wire form of Terraform values,
-// straight from the decoded list into one buffer of the right size: no copy
-// of any record on the way. Attributes are in sorted order, as tftypes
-// writes them (TestProfilesState_matchesTftypes holds the two together).
-func profilesState(profiles []listing.Profile) []byte {
-	size := 64
-	for _, p := range profiles {
-		size += 2*len(p.Key) + len(p.Raw) + 40
+// A data source's state is written in msgpack, the wire form of Terraform
+// values, straight from what the data source read, into one buffer: for a
+// list of 100,000 records, building Terraform's value types first costs
+// several times the read itself (server.go). The state is derived from the
+// schema, so that the two cannot drift apart: each attribute, in the sorted
+// order tftypes writes an object's, is written by the data source's writer
+// for it, or, for an attribute the configuration sets, copied from the
+// configuration. A computed attribute with no writer, or a writer for no
+// attribute, is an error, not a state that silently lacks it
+// (TestStateWriter_* and TestProfilesState_matchesTftypes).
+
+// appendFunc appends one value's msgpack to b.
+type appendFunc func(b []byte) []byte
+
+// appendState appends the state of a data source whose schema is s: the
+// attributes in writers from them, the others from config (the request's
+// configuration, of the schema's type).
+func appendState(ctx context.Context, b []byte, s schema.Schema, writers map[string]appendFunc, config tftypes.Value) ([]byte, error) {
+	typ, ok := s.Type().TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		return nil, fmt.Errorf("the schema's type is not an object")
 	}
-	b := appendStateHead(make([]byte, 0, size), profiles)
-	for _, p := range profiles {
-		b = append(appendFraming(b, p), p.Raw...)
+	for name := range writers {
+		if _, ok := typ.AttributeTypes[name]; !ok {
+			return nil, fmt.Errorf("a state writer for %q, which the schema does not have", name)
+		}
 	}
-	return b
+	var configured map[string]tftypes.Value
+	if !config.IsNull() && config.IsKnown() {
+		if err := config.As(&configured); err != nil {
+			return nil, err
+		}
+	}
+	names := slices.Sorted(maps.Keys(typ.AttributeTypes))
+	b = msgpackMapLen(b, len(names))
+	for _, name := range names {
+		b = msgpackStr(b, name)
+		if write, ok := writers[name]; ok {
+			b = write(b)
+			continue
+		}
+		if a, ok := s.Attributes[name]; ok && a.IsComputed() && !a.IsOptional() {
+			return nil, fmt.Errorf("the computed attribute %q has no state writer", name)
+		}
+		v, ok := configured[name]
+		if !ok {
+			v = tftypes.NewValue(typ.AttributeTypes[name], nil)
+		}
+		dv, err := tfprotov6.NewDynamicValue(typ.AttributeTypes[name], v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, dv.MsgPack...)
+	}
+	return b, nil
 }
 
-// appendStateHead appends the state up to its first profile object: the
-// object's header, profile_keys with every key, and the header of profiles.
-func appendStateHead(b []byte, profiles []listing.Profile) []byte {
-	b = msgpackMap2(b)
-	b = msgpackStr(b, "profile_keys")
-	b = msgpackArrayLen(b, len(profiles))
-	for _, p := range profiles {
-		b = msgpackStr(b, p.Key)
+// objectWriter returns what appends an object of type typ for one item,
+// each attribute by fields[name]: every attribute must have a field, and
+// every field an attribute. The attributes' order and names are worked out
+// once, not per item.
+func objectWriter[T any](typ tftypes.Object, fields map[string]func(b []byte, item T) []byte) (func(b []byte, item T) []byte, error) {
+	names := slices.Sorted(maps.Keys(typ.AttributeTypes))
+	if len(fields) != len(names) {
+		return nil, fmt.Errorf("the object has attributes %q, and writers for %q", names, slices.Sorted(maps.Keys(fields)))
 	}
-	b = msgpackStr(b, "profiles")
-	return msgpackArrayLen(b, len(profiles))
-}
-
-// appendFraming appends a profile object up to its record: the object's
-// header, profile_key, and raw_json's name and string header.
-func appendFraming(b []byte, p listing.Profile) []byte {
-	b = msgpackMap2(b)
-	b = msgpackStr(b, "profile_key")
-	b = msgpackStr(b, p.Key)
-	b = msgpackStr(b, "raw_json")
-	return msgpackStrHeader(b, len(p.Raw))
+	head := msgpackMapLen(nil, len(names))
+	writers := make([]func(b []byte, item T) []byte, len(names))
+	keys := make([][]byte, len(names))
+	for i, name := range names {
+		if writers[i] = fields[name]; writers[i] == nil {
+			return nil, fmt.Errorf("the object's attribute %q has no writer", name)
+		}
+		keys[i] = msgpackStr(nil, name)
+	}
+	return func(b []byte, item T) []byte {
+		b = append(b, head...)
+		for i, write := range writers {
+			b = write(append(b, keys[i]...), item)
+		}
+		return b
+	}, nil
 }
 
 // The msgpack forms the state needs, in their shortest encodings, as
@@ -77,8 +126,12 @@ func msgpackArrayLen(b []byte, n int) []byte {
 	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
 }
 
-// msgpackMap2 is the header of a map of two entries: the state and its
-// profile objects each have two attributes.
-func msgpackMap2(b []byte) []byte {
-	return append(b, 0x80|2)
+func msgpackMapLen(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, 0x80|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdf), uint32(n))
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -41,8 +43,65 @@ func TestProfilesState_matchesTftypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := profilesState(profiles); !bytes.Equal(got, want.MsgPack) {
-			t.Errorf("%d profiles: encodings differ", n)
+		got, err := profilesState(ctx, profiles, tftypes.Value{})
+		if err != nil || !bytes.Equal(got, want.MsgPack) {
+			t.Errorf("%d profiles: encodings differ (%v)", n, err)
 		}
+	}
+}
+
+// An attribute the configuration sets is copied into the state as it is;
+// a computed one must have a writer, and a writer an attribute.
+func TestStateWriter_derivedFromTheSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := schema.Schema{
+		Attributes: map[string]schema.Attribute{
+			"names":  schema.ListAttribute{ElementType: types.StringType, Optional: true},
+			"count":  schema.Int64Attribute{Computed: true},
+			"unused": schema.StringAttribute{Optional: true},
+		},
+		Blocks: map[string]schema.Block{
+			"filter": schema.ListNestedBlock{NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+				"field": schema.StringAttribute{Required: true},
+			}}},
+		},
+	}
+	typ, _ := s.Type().TerraformType(ctx).(tftypes.Object)
+	filterType := typ.AttributeTypes["filter"]
+	filterObj := filterType.(tftypes.List).ElementType
+	config := tftypes.NewValue(typ, map[string]tftypes.Value{
+		"names":  tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{tftypes.NewValue(tftypes.String, "a")}),
+		"count":  tftypes.NewValue(tftypes.Number, nil),
+		"unused": tftypes.NewValue(tftypes.String, nil),
+		"filter": tftypes.NewValue(filterType, []tftypes.Value{tftypes.NewValue(filterObj, map[string]tftypes.Value{"field": tftypes.NewValue(tftypes.String, "status")})}),
+	})
+	count := func(b []byte) []byte { return append(b, 7) } // msgpack's 7
+	got, err := appendState(ctx, nil, s, map[string]appendFunc{"count": count}, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, map[string]tftypes.Value{
+		"names":  tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{tftypes.NewValue(tftypes.String, "a")}),
+		"count":  tftypes.NewValue(tftypes.Number, 7),
+		"unused": tftypes.NewValue(tftypes.String, nil),
+		"filter": tftypes.NewValue(filterType, []tftypes.Value{tftypes.NewValue(filterObj, map[string]tftypes.Value{"field": tftypes.NewValue(tftypes.String, "status")})}),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.MsgPack) {
+		t.Errorf("state %x, want %x", got, want.MsgPack)
+	}
+
+	if _, err := appendState(ctx, nil, s, nil, config); err == nil || !strings.Contains(err.Error(), `computed attribute "count" has no state writer`) {
+		t.Errorf("no writer for a computed attribute: %v", err)
+	}
+	if _, err := appendState(ctx, nil, s, map[string]appendFunc{"count": count, "gone": count}, config); err == nil || !strings.Contains(err.Error(), `"gone", which the schema does not have`) {
+		t.Errorf("a writer for no attribute: %v", err)
+	}
+	obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"a": tftypes.String, "b": tftypes.String}}
+	if _, err := objectWriter(obj, map[string]func([]byte, int) []byte{"a": nil, "c": nil}); err == nil {
+		t.Error("objectWriter took writers for other attributes than the object's")
 	}
 }
