@@ -69,7 +69,8 @@ func TestStateWriter_derivedFromTheSchema(t *testing.T) {
 	}
 	typ, _ := s.Type().TerraformType(ctx).(tftypes.Object)
 	filterType := typ.AttributeTypes["filter"]
-	filterObj := filterType.(tftypes.List).ElementType
+	filterList, _ := filterType.(tftypes.List)
+	filterObj := filterList.ElementType
 	config := tftypes.NewValue(typ, map[string]tftypes.Value{
 		"names":  tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{tftypes.NewValue(tftypes.String, "a")}),
 		"count":  tftypes.NewValue(tftypes.Number, nil),
