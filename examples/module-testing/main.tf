@@ -12,24 +12,29 @@ terraform {
 
 variable "statuses" {
   description = "The profile statuses that get a monitor."
-  type        = set(string)
+  type        = list(string)
   default     = ["active"]
 }
 
-data "browserprofile_profiles" "all" {}
+# The provider keeps the profiles in the statuses asked for, and only their
+# names in the state.
+data "browserprofile_profiles" "monitored" {
+  filter {
+    field  = "status"
+    values = var.statuses
+  }
+  fields = ["name"]
+}
 
 locals {
   # Each record decoded once, by key.
   records = {
-    for p in data.browserprofile_profiles.all.profiles : p.profile_key => jsondecode(p.raw_json)
+    for p in data.browserprofile_profiles.monitored.profiles : p.profile_key => jsondecode(p.raw_json)
   }
 }
 
 resource "terraform_data" "monitor" {
-  for_each = toset([
-    for key in data.browserprofile_profiles.all.profile_keys : key
-    if contains(var.statuses, try(local.records[key].status, ""))
-  ])
+  for_each = toset(data.browserprofile_profiles.monitored.profile_keys)
 
   input = {
     profile_key = each.key

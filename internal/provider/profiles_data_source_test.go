@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -302,4 +304,132 @@ func TestAccProfilesDataSource_wrongPathPrefixIsNotFound(t *testing.T) {
 	expectError(t, providerBlock(root+"/staging/api/v1", standin.DemoDevelopmentToken)+`data "browserprofile_profiles" "all" {}`,
 		words("The base address has no profile list", "Request: GET "+root+"/staging/api/v1/browsers",
 			"Response: HTTP 404", "the base address must end in /api/v1 and be the API address of the development environment"))
+}
+
+// filter keeps the profiles every block matches; fields trims each record
+// to the members named and its key. Both are in the state as configured.
+func TestAccProfilesDataSource_filterAndFieldsSelectFromTheWholeList(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{Paging: "link", PageSize: 2})
+	expectState(t, devProvider(root)+`
+data "browserprofile_profiles" "all" {
+  filter {
+    field  = "status"
+    values = ["active"]
+  }
+  filter {
+    field  = "proxy.country"
+    values = ["JP", "FR"]
+  }
+  fields = ["status"]
+}`,
+		statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"),
+			knownvalue.ListExact(stringValues([]string{"100% legit", "bp_dev_01J0A1B2C3", "café-東京"}))),
+		statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profiles").AtSliceIndex(2),
+			knownvalue.ObjectExact(map[string]knownvalue.Check{
+				"profile_key": knownvalue.StringExact("café-東京"),
+				"raw_json":    knownvalue.StringExact(`{"profile_key":"café-東京","status":"active"}`),
+			})),
+		statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("fields"),
+			knownvalue.ListExact(stringValues([]string{"status"}))),
+		statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("filter").AtSliceIndex(1).AtMapKey("field"),
+			knownvalue.StringExact("proxy.country")),
+	)
+}
+
+// A filter that matches none of the profiles carrying its member is an
+// ordinary empty result; one naming a member no profile carries fails,
+// naming the argument, the members there are and the one meant.
+func TestAccProfilesDataSource_aMemberNoProfileCarriesFailsThePlan(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	expectState(t, devProvider(root)+`
+data "browserprofile_profiles" "all" {
+  filter {
+    field  = "status"
+    values = ["retired"]
+  }
+}`, statecheck.ExpectKnownValue("data.browserprofile_profiles.all", tfjsonpath.New("profile_keys"), knownvalue.ListExact(nil)))
+	for name, block := range map[string]string{
+		"filter": `filter {
+    field  = "stauts"
+    values = ["active"]
+  }`,
+		"fields": `fields = ["name", "stauts"]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			where := map[string]string{"filter": `filter\[0\]\.field`, "fields": `fields\[1\]`}[name]
+			expectError(t, devProvider(root)+"data \"browserprofile_profiles\" \"all\" {\n  "+block+"\n}",
+				regexp.MustCompile(`(?s)No profile has the member "stauts".*`+where+`\s+names\s+"stauts",\s+which\s+none\s+of\s+the\s+6\s+profiles\s+in\s+the\s+list\s+carries\.\s+Did\s+you\s+mean\s+"status"\?.*"browser",\s+"created_at".*destroys\s+every\s+resource`))
+		})
+	}
+}
+
+// What cannot name a member, or two blocks on one field, fail at validate.
+func TestAccProfilesDataSource_validateCatchesFilterMistakesOffline(t *testing.T) {
+	for config, want := range map[string]string{
+		`filter {
+    field  = "proxy..country"
+    values = ["DE"]
+  }`: `Not a member path`,
+		`filter {
+    field  = "{field}"
+    values = ["DE"]
+  }`: `still holds the placeholder \{field\}`,
+		`filter {
+    field  = "status"
+    values = []
+  }`: `values list must contain at least 1`,
+		`filter {
+    field  = "status"
+    values = ["active"]
+  }
+  filter {
+    field  = "status"
+    values = ["draft"]
+  }`: `(?s)The same field in two filter blocks.*blocks 0 and 1 both name "status"`,
+		`fields = ["status", "status"]`: `duplicate values of: "status"`,
+		`fields = [""]`:                 `Not a member path`,
+	} {
+		t.Run(want, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config:      "data \"browserprofile_profiles\" \"all\" {\n  " + config + "\n}",
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(want),
+				}},
+			})
+		})
+	}
+}
+
+// Several lists with different filters read the list once per plan and
+// provider block: as many requests as one list alone.
+func TestAccProfilesDataSource_filteredListsShareOneRead(t *testing.T) {
+	requests := func(lists string) int64 {
+		root, srv := testStandin(t, standin.Options{})
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6,
+			Steps:                    []resource.TestStep{{Config: devProvider(root) + lists}},
+		})
+		return srv.Requests.Load()
+	}
+	one := requests(`data "browserprofile_profiles" "all" {}`)
+	three := requests(`
+data "browserprofile_profiles" "all" {}
+data "browserprofile_profiles" "active" {
+  filter {
+    field  = "status"
+    values = ["active"]
+  }
+}
+data "browserprofile_profiles" "jp" {
+  filter {
+    field  = "proxy.country"
+    values = ["JP"]
+  }
+  fields = ["name"]
+}`)
+	if one == 0 || three != one {
+		t.Errorf("one list took %d requests, three filtered lists %d; want as many", one, three)
+	}
 }

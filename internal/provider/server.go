@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -58,8 +59,8 @@ func (s *server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSour
 	return resp, nil
 }
 
-// toProtoDiagnostics converts diagnostics without attribute paths, the only
-// kind readProfiles returns.
+// toProtoDiagnostics converts readState's diagnostics, with their attribute
+// paths: attribute names and list indexes, the only steps its paths take.
 func toProtoDiagnostics(diags diag.Diagnostics) []*tfprotov6.Diagnostic {
 	out := make([]*tfprotov6.Diagnostic, 0, len(diags))
 	for _, d := range diags {
@@ -67,7 +68,19 @@ func toProtoDiagnostics(diags diag.Diagnostics) []*tfprotov6.Diagnostic {
 		if d.Severity() == diag.SeverityError {
 			severity = tfprotov6.DiagnosticSeverityError
 		}
-		out = append(out, &tfprotov6.Diagnostic{Severity: severity, Summary: d.Summary(), Detail: d.Detail()})
+		pd := &tfprotov6.Diagnostic{Severity: severity, Summary: d.Summary(), Detail: d.Detail()}
+		if dp, ok := d.(diag.DiagnosticWithPath); ok {
+			pd.Attribute = tftypes.NewAttributePath()
+			for _, step := range dp.Path().Steps() {
+				switch step := step.(type) {
+				case path.PathStepAttributeName:
+					pd.Attribute = pd.Attribute.WithAttributeName(string(step))
+				case path.PathStepElementKeyInt:
+					pd.Attribute = pd.Attribute.WithElementKeyInt(int(step))
+				}
+			}
+		}
+		out = append(out, pd)
 	}
 	return out
 }

@@ -36,7 +36,10 @@ func TestProfilesState_matchesTftypes(t *testing.T) {
 			keys = append(keys, k)
 			objs = append(objs, tftypes.NewValue(profileType, map[string]tftypes.Value{"profile_key": k, "raw_json": tftypes.NewValue(tftypes.String, raw)}))
 		}
+		obj, _ := stateType.(tftypes.Object)
 		want, err := tfprotov6.NewDynamicValue(stateType, tftypes.NewValue(stateType, map[string]tftypes.Value{
+			"fields":       tftypes.NewValue(obj.AttributeTypes["fields"], nil),
+			"filter":       tftypes.NewValue(obj.AttributeTypes["filter"], nil),
 			"profile_keys": tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, keys),
 			"profiles":     tftypes.NewValue(tftypes.List{ElementType: profileType}, objs),
 		}))

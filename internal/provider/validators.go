@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -140,4 +141,31 @@ func (environmentValidator) ValidateString(_ context.Context, req validator.Stri
 // environmentDetail says that what source holds is no environment.
 func environmentDetail(source, value string) string {
 	return fmt.Sprintf("%s is %q; it must be %q or %q.", source, value, Production, Development)
+}
+
+// memberPathValidator refuses what cannot name a member of a record: an
+// empty path or segment ("proxy..country"), or placeholder braces.
+type memberPathValidator struct{}
+
+func (memberPathValidator) Description(context.Context) string {
+	return `a member of the record, or a dotted path to one ("proxy.country")`
+}
+
+func (v memberPathValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (memberPathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	p := req.ConfigValue.ValueString()
+	switch {
+	case client.Placeholder(p) != "":
+		resp.Diagnostics.AddAttributeError(req.Path, "Placeholder in a member path",
+			fmt.Sprintf("%q still holds the placeholder %s. A real member of the profile's record is needed, such as \"status\" or \"proxy.country\".", p, client.Placeholder(p)))
+	case p == "" || slices.Contains(strings.Split(p, "."), ""):
+		resp.Diagnostics.AddAttributeError(req.Path, "Not a member path",
+			fmt.Sprintf("%q is not a member path: it is empty, or has an empty part between dots. Name a member of the profile's record, or a dotted path to one, such as \"status\" or \"proxy.country\".", p))
+	}
 }

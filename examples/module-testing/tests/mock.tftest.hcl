@@ -3,14 +3,19 @@
 # such as jsonencode are not allowed in them before Terraform 1.15), so each
 # raw_json is written as an escaped JSON string. Mock profile_keys and
 # profiles together, with the same keys: the module reads both.
+#
+# A mock fills computed values only: it does not run the module's filter or
+# trim records to its fields. So it answers with what the filter would keep
+# (the active profiles, their names), and each run that asks for other
+# statuses says what the list would then hold (override_data).
+# standin.tftest.hcl tests the filter itself.
 mock_provider "browserprofile" {
   mock_data "browserprofile_profiles" {
     defaults = {
-      profile_keys = ["bp_a", "bp_b", "bp_c"]
+      profile_keys = ["bp_a", "bp_c"]
       profiles = [
-        { profile_key = "bp_a", raw_json = "{\"profile_key\":\"bp_a\",\"name\":\"Checkout monitor\",\"status\":\"active\"}" },
-        { profile_key = "bp_b", raw_json = "{\"profile_key\":\"bp_b\",\"name\":\"Archive crawler\",\"status\":\"suspended\"}" },
-        { profile_key = "bp_c", raw_json = "{\"profile_key\":\"bp_c\",\"name\":\"Login smoke test\",\"status\":\"active\"}" },
+        { profile_key = "bp_a", raw_json = "{\"profile_key\":\"bp_a\",\"name\":\"Checkout monitor\"}" },
+        { profile_key = "bp_c", raw_json = "{\"profile_key\":\"bp_c\",\"name\":\"Login smoke test\"}" },
       ]
     }
   }
@@ -31,6 +36,17 @@ run "monitors_every_status_asked_for" {
   variables {
     statuses = ["active", "suspended"]
   }
+  override_data {
+    target = data.browserprofile_profiles.monitored
+    values = {
+      profile_keys = ["bp_a", "bp_b", "bp_c"]
+      profiles = [
+        { profile_key = "bp_a", raw_json = "{\"profile_key\":\"bp_a\",\"name\":\"Checkout monitor\"}" },
+        { profile_key = "bp_b", raw_json = "{\"profile_key\":\"bp_b\",\"name\":\"Archive crawler\"}" },
+        { profile_key = "bp_c", raw_json = "{\"profile_key\":\"bp_c\",\"name\":\"Login smoke test\"}" },
+      ]
+    }
+  }
   assert {
     condition     = length(output.monitored_keys) == 3
     error_message = "Expected a monitor for each of the three profiles."
@@ -39,7 +55,7 @@ run "monitors_every_status_asked_for" {
 
 run "an_empty_list_monitors_nothing" {
   override_data {
-    target = data.browserprofile_profiles.all
+    target = data.browserprofile_profiles.monitored
     values = {
       profile_keys = []
       profiles     = []

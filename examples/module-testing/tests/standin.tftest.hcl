@@ -17,3 +17,13 @@ run "monitors_the_standins_active_profiles" {
     error_message = "Expected the name from the stand-in's record."
   }
 }
+
+run "the_filter_keeps_every_status_asked_for" {
+  variables {
+    statuses = ["active", "suspended"]
+  }
+  assert {
+    condition     = length(output.monitored_keys) == 3
+    error_message = "Expected a monitor for each of the stand-in's three production profiles, got ${jsonencode(output.monitored_keys)}."
+  }
+}
