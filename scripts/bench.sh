@@ -49,6 +49,10 @@
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
 #  (d) refusing an oversized body: a list streamed past the 256 MiB limit
 #      with no Content-Length. Target: provider peak memory <= 1.5x the limit.
+#  (e) filter and fields: terraform apply over 100,000 profiles of the full
+#      list, of fields = ["status"] and of a filter keeping 1%. Targets:
+#      fields' state <= 0.55x the full list's and Terraform's peak <= 0.8x;
+#      the filter's wall time <= 0.4x and Terraform's peak <= 0.2x.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/lib.sh"
@@ -343,6 +347,52 @@ refused=$(grep -c 'The response is too large' "$tmp/plan.log" || true)
 printf '  provider peak %d MB against the 256 MiB limit: %sx; refused with the error naming max_response_megabytes: %s\n' \
   $((big_mem / 1024)) "$big_ratio" "$([ "$refused" -gt 0 ] && echo yes || echo no)"
 
+echo "== (e) filter and fields: terraform apply over 100,000 profiles, $rounds rounds"
+# The state file and Terraform's own peak memory and wall time, for the
+# full list, fields = ["status"], and a filter that keeps 1% (one tag in a
+# hundred), each against the full list of the same round.
+select_config() { # NAME BLOCK
+  mkdir -p "$tmp/select/$1"
+  cat >"$tmp/select/$1/main.tf" <<TF
+terraform {
+  required_providers {
+    browserprofile = { source = "browserprofile/browserprofile" }
+  }
+}
+provider "browserprofile" {}
+data "browserprofile_profiles" "all" {
+$2
+}
+output "profiles" { value = length(data.browserprofile_profiles.all.profile_keys) }
+TF
+}
+select_config full ""
+select_config fields '  fields = ["status"]'
+select_config filter $'  filter {\n    field  = "tags"\n    values = ["n7"]\n  }'
+start_standin "$tmp" -generate 100000
+: >"$tmp/select.ratios"
+for r in $(seq "$rounds"); do
+  declare -A s_wall=() s_mem=() s_size=()
+  for c in full fields filter; do
+    rm -f "$tmp/select/$c/terraform.tfstate"
+    s=$(now)
+    /usr/bin/time -o "$tmp/select.time" -f "%M" "$terraform" -chdir="$tmp/select/$c" apply -auto-approve -input=false -no-color >"$tmp/apply.log" 2>&1 ||
+      { cat "$tmp/apply.log"; exit 1; }
+    s_wall[$c]=$(echo "$(now) - $s" | bc)
+    s_mem[$c]=$(tail -n 1 "$tmp/select.time")
+    s_size[$c]=$(stat -c %s "$tmp/select/$c/terraform.tfstate")
+    printf '  round %d %-6s: %s, %.2fs, terraform %d MB, state %.1f MB\n' "$r" "$c" "$(grep -o 'profiles = [0-9]*' "$tmp/apply.log" | tail -n 1)" \
+      "${s_wall[$c]}" $((s_mem[$c] / 1024)) "$(echo "${s_size[$c]} / 1000000" | bc -l)"
+  done
+  echo "$(echo "scale=2; ${s_size[fields]} / ${s_size[full]}" | bc) $(echo "scale=2; ${s_mem[fields]} / ${s_mem[full]}" | bc)" \
+    "$(echo "scale=2; ${s_wall[filter]} / ${s_wall[full]}" | bc) $(echo "scale=2; ${s_mem[filter]} / ${s_mem[full]}" | bc)" >>"$tmp/select.ratios"
+done
+stop_standin
+fields_state=$(cut -d' ' -f1 "$tmp/select.ratios" | median)
+fields_mem=$(cut -d' ' -f2 "$tmp/select.ratios" | median)
+filter_wall=$(cut -d' ' -f3 "$tmp/select.ratios" | median)
+filter_mem=$(cut -d' ' -f4 "$tmp/select.ratios" | median)
+
 echo "== (c) Go benchmarks"
 go test -run '^$' -bench . -skip Pacing -benchmem ./internal/client/ ./internal/listing/ ./internal/provider/ | grep -E '^(Benchmark|ok)'
 
@@ -366,6 +416,10 @@ check "(b) errors, all limiters" "$errors" "target 0" "$errors == 0 && $rate_rc 
 check "(b2) core, worst wall time" "${pacing_ratio[core]:-?}x ideal" "target <= 1.15x" "${pacing_ratio[core]:-9} <= 1.15"
 check "(b2) core, worst 429 share" "${pacing_share[core]:-?}%" "target <= 3%" "${pacing_share[core]:-99} <= 3"
 check "(d) refusal memory" "${big_ratio}x limit" "target <= 1.5x" "$big_ratio <= 1.5 && $refused > 0 && $big_rc != 0"
+report "(e) fields: state" "${fields_state}x full list" "target <= 0.55x" "$fields_state <= 0.55"
+report "(e) fields: terraform memory" "${fields_mem}x full list" "target <= 0.8x" "$fields_mem <= 0.8"
+report "(e) 1% filter: wall time" "${filter_wall}x full list" "target <= 0.4x" "$filter_wall <= 0.4"
+report "(e) 1% filter: terraform memory" "${filter_mem}x full list" "target <= 0.2x" "$filter_mem <= 0.2"
 report "(b) more, worst wall time" "${worst_ratio[more]}x ideal" "target <= 1.15x" "${worst_ratio[more]} <= 1.15"
 report "(b) more, worst 429 share" "${worst_share[more]}%" "target <= 3%" "${worst_share[more]} <= 3"
 report "(b2) more, worst wall time" "${pacing_ratio[more]:-?}x ideal" "target <= 1.15x" "${pacing_ratio[more]:-9} <= 1.15"
