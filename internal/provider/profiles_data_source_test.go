@@ -433,3 +433,16 @@ data "browserprofile_profiles" "jp" {
 		t.Errorf("one list took %d requests, three filtered lists %d; want as many", one, three)
 	}
 }
+
+// An incomplete list fails before any filter runs, whatever the filter
+// would have kept: a filtered list is only as sure as the whole one.
+func TestAccProfilesDataSource_anIncompleteListFailsBeforeTheFilter(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{Paging: "total_lies", PageSize: 4})
+	expectError(t, devProvider(root)+`
+data "browserprofile_profiles" "all" {
+  filter {
+    field  = "no_such_member"
+    values = ["x"]
+  }
+}`, words("The profile list is incomplete", "listed 6 profile(s) over 1 page(s), but it claimed 11 profiles"))
+}
