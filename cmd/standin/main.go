@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"log"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -82,6 +84,7 @@ func main() {
 	flag.DurationVar(&opts.Jitter, "jitter", 0, "a random delay up to this before each request is counted, as requests reach a real limiter unevenly")
 	flag.Int64Var(&opts.Oversize, "oversize", 0, "serve the list as a streamed JSON array of this many bytes, with no Content-Length")
 	trace := flag.String("trace", "", "append a line per request to this file: milliseconds since start, status, path")
+	tlsDir := flag.String("tls", "", "serve https with a certificate authority made for the run, requiring a client certificate it issued; write ca.pem, client.pem and client-key.pem to this folder and name them in the env files")
 	flag.Parse()
 	if *trace != "" {
 		f, err := os.Create(*trace)
@@ -106,6 +109,13 @@ func main() {
 		log.Fatalf("standin: %v", err)
 	}
 	base := "http://" + ln.Addr().String()
+	var tlsVars []string
+	if *tlsDir != "" {
+		if ln, tlsVars, err = serveTLS(ln, *tlsDir); err != nil {
+			log.Fatalf("standin: %v", err)
+		}
+		base = "https://" + ln.Addr().String()
+	}
 	for _, env := range opts.Environments {
 		fmt.Printf("%s: %s/%s/api/v1 (%d profiles)\n", env.Name, base, env.Name, len(env.Profiles))
 	}
@@ -128,6 +138,7 @@ func main() {
 			"BROWSERPROFILE_PRODUCTION_BASE_URL=" + base + "/production/api/v1",
 			"BROWSERPROFILE_PRODUCTION_API_TOKEN=" + standin.DemoProductionToken,
 		}
+		vars = append(vars, tlsVars...)
 		if err := os.WriteFile(*envFile, []byte(strings.Join(vars, "\n")+"\n"), 0o600); err != nil {
 			log.Fatalf("standin: %v", err)
 		}
@@ -144,4 +155,35 @@ func main() {
 		log.Fatalf("standin: %v", err)
 	}
 	fmt.Printf("standin: %d requests, %d answered 429\n", srv.Requests.Load(), srv.Limited.Load())
+}
+
+// serveTLS wraps ln in TLS with a certificate authority made for the run,
+// requiring a client certificate it issued, and writes the authority's
+// certificate and a client certificate and key to dir; vars name them for
+// the provider.
+func serveTLS(ln net.Listener, dir string) (net.Listener, []string, error) {
+	pki, err := standin.NewPKI("browserprofile stand-in CA")
+	if err != nil {
+		return nil, nil, err
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	cfg, err := pki.ServerTLS(true, host, "localhost")
+	if err != nil {
+		return nil, nil, err
+	}
+	certPEM, keyPEM, err := pki.Issue("browserprofile stand-in client")
+	if err != nil {
+		return nil, nil, err
+	}
+	files := map[string][]byte{"ca.pem": pki.CAPEM, "client.pem": certPEM, "client-key.pem": keyPEM}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tls.NewListener(ln, cfg), []string{
+		"BROWSERPROFILE_CA_CERT_FILE=" + filepath.Join(dir, "ca.pem"),
+		"BROWSERPROFILE_CLIENT_CERT_FILE=" + filepath.Join(dir, "client.pem"),
+		"BROWSERPROFILE_CLIENT_KEY_FILE=" + filepath.Join(dir, "client-key.pem"),
+	}, nil
 }

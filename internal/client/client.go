@@ -4,6 +4,8 @@
 package client
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/net/http/httpproxy"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
@@ -52,6 +55,13 @@ type Config struct {
 	MaxPages          int
 	Paging            *listing.Paging // nil: follow the conventions (internal/listing)
 	HeaderTimeout     time.Duration   // per attempt, until response headers arrive
+
+	// The networks users run Terraform in. Proxies come from HTTPS_PROXY,
+	// HTTP_PROXY and NO_PROXY, read when the client is built, as Go and
+	// Terraform define them; every TLS option applies through a proxy too.
+	RootCAs      *x509.CertPool    // nil: the system's; the provider adds a private CA to them, never replaces them
+	Certificates []tls.Certificate // a client certificate, for a service or gateway that asks for one
+	Headers      http.Header       // a gateway's headers, sent to the base address's origin only; never Authorization, Accept or User-Agent
 }
 
 // Client is safe for concurrent use; the provider keeps one per configured
@@ -64,7 +74,8 @@ type Client struct {
 	flights  singleflight.Group
 	lists    sharedList // the list, read once (shared.go)
 	redactor *redact.Redactor
-	bodies   *semaphore.Weighted // MaxBodyBytes, shared by the reads in flight (budget.go)
+	bodies   *semaphore.Weighted              // MaxBodyBytes, shared by the reads in flight (budget.go)
+	proxy    func(*url.URL) (*url.URL, error) // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as read at New
 }
 
 // WithDefaults returns cfg with each unset (zero) setting at its default:
@@ -93,20 +104,35 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg = cfg.WithDefaults()
 
+	proxy := httpproxy.FromEnvironment().ProxyFunc()
+	// Secrets besides the token: a gateway header's values, and the proxy's
+	// password, which a proxy's or the service's text may echo.
+	secrets := []string{cfg.Token}
+	for _, values := range cfg.Headers {
+		secrets = append(secrets, values...)
+	}
+	if p, err := proxy(cfg.BaseURL); err == nil && p != nil && p.User != nil {
+		pw, _ := p.User.Password()
+		secrets = append(secrets, pw)
+	}
+
 	// The budget has a chunk to spare, so that one read can always reach
 	// the limit and be refused for it, rather than for the budget.
-	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: redact.New(cfg.Token), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
+	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: redact.New(secrets...), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
 	c.redactor.Keep(cfg.BaseURL)
+	c.proxy = proxy
 	c.pacer = pace.New(pace.RealClock{}, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 
 	transport := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   cfg.MaxConcurrent,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ResponseHeaderTimeout: cfg.HeaderTimeout,
+		Proxy:                  func(req *http.Request) (*url.URL, error) { return proxy(req.URL) },
+		OnProxyConnectResponse: proxyRefusal,
+		TLSClientConfig:        &tls.Config{RootCAs: cfg.RootCAs, Certificates: cfg.Certificates, MinVersion: tls.VersionTLS12},
+		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConnsPerHost:    cfg.MaxConcurrent,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		ResponseHeaderTimeout:  cfg.HeaderTimeout,
 	}
 	c.http = &retryablehttp.Client{
 		HTTPClient: &http.Client{

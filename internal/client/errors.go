@@ -44,6 +44,12 @@ var (
 	ErrTLS = errors.New("the server's TLS certificate is not trusted")
 	// ErrSchemeMismatch: https:// to a plain-HTTP server, or the reverse.
 	ErrSchemeMismatch = errors.New("the base address's scheme does not match what the server speaks")
+	// ErrTLSRefused: the server ended the TLS handshake with an alert, as
+	// one that requires a client certificate does without a good one.
+	ErrTLSRefused = errors.New("the server refused the TLS handshake")
+	// ErrProxy: the proxy (HTTPS_PROXY, HTTP_PROXY) could not be reached,
+	// or refused to connect to the service; RequestError.Proxy names it.
+	ErrProxy = errors.New("the proxy refused the connection or could not be reached")
 	// ErrRefused: nothing is listening at the address.
 	ErrRefused = errors.New("the connection was refused")
 	// ErrDNS: the host name does not resolve.
@@ -79,6 +85,8 @@ type RequestError struct {
 	RetryHeader string    // Retry-After, or the rate-limit reset header read without one
 	Key         string    // for ErrWrongRecord and ErrErrorObject: the key asked for
 	GotKey      string    // for ErrWrongRecord: the key of the record that came back
+	Proxy       string    // for ErrProxy: the proxy's address, without its credentials
+	ProxyStatus string    // for ErrProxy: its answer to the CONNECT; "" when it was not reached
 	Cause       error     // transport or decoding error, if any, as redacted text
 }
 

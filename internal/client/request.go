@@ -115,6 +115,11 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building request for %s: %w", c.display(u), redactedError(err, c.redactor))
 	}
+	if sameOrigin(c.base, u) {
+		for name, values := range c.cfg.Headers {
+			req.Header[name] = values
+		}
+	}
 	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
@@ -167,7 +172,15 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return nil, err
 	case err != nil:
-		return nil, fail(classifyTransportError(ctx, err), unwrapURLError(err))
+		kind := classifyTransportError(ctx, err)
+		e := fail(kind, unwrapURLError(err))
+		if pe, ok := asProxyError(err); ok {
+			e.Proxy, e.ProxyStatus = pe.proxy, c.redactor.Quote(pe.status)
+			if p, perr := c.proxy(u); e.Proxy == "" && perr == nil && p != nil {
+				e.Proxy = proxyDisplay(p)
+			}
+		}
+		return nil, e
 	}
 
 	switch code := resp.StatusCode; {

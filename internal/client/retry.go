@@ -103,8 +103,12 @@ func classifyTransportError(ctx context.Context, err error) error {
 		hostname  x509.HostnameError
 		invalid   x509.CertificateInvalidError
 		record    tls.RecordHeaderError
+		opErr     *net.OpError
 		dnsErr    *net.DNSError
 	)
+	if _, ok := asProxyError(err); ok {
+		return ErrProxy
+	}
 	switch {
 	case errors.Is(err, ErrOffHost):
 		return ErrOffHost
@@ -114,6 +118,9 @@ func classifyTransportError(ctx context.Context, err error) error {
 		return ErrRedirectLoop
 	case errors.As(err, &certErr), errors.As(err, &authority), errors.As(err, &hostname), errors.As(err, &invalid):
 		return ErrTLS
+	case errors.As(err, &opErr) && opErr.Op == "remote error":
+		// A TLS alert from the server, as Go reports one.
+		return ErrTLSRefused
 	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return ErrSchemeMismatch
 	case errors.As(err, &dnsErr):

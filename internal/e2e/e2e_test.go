@@ -253,6 +253,9 @@ func tokenLeaks(text, tok string) []string {
 
 // The token never appears, in any form or part, in terraform's output, the
 // TF_LOG=trace log or state, whichever way the service echoes it.
+// gatewaySecret is a gateway header's value, a secret like the token.
+const gatewaySecret = "gw-secret-4f7c9a2e1d6b"
+
 func TestE2E_traceLogsNeverShowTheToken(t *testing.T) {
 	t.Parallel()
 	// reads succeed; missing fails, with the list quoted in its detail.
@@ -274,6 +277,8 @@ data "browserprofile_profile" "one" { profile_key = "team/alpha" }
 		"next link, followed": {opts: standin.Options{Paging: "token_link", PageSize: 2}, right: true, want: "Apply complete", apply: true},
 		"next link, stalled":  {opts: standin.Options{Paging: "token_loop", PageSize: 2}, right: true, want: "The profile list is incomplete"},
 		"status line":         {opts: standin.Options{EchoAs: "status"}, block: "max_retries = 1", want: "The service was rate limiting or unavailable"},
+		"a gateway's header": {opts: standin.Options{FailEvery: 3}, block: "headers = { X-Gateway-Secret = \"" + gatewaySecret + "\" }",
+			right: true, want: "Profile not found"},
 	}
 	for _, form := range []string{"json", "base64", "url", "html", "header", "split"} {
 		cases["echo, "+form] = tc{opts: standin.Options{EchoAs: form}, want: "API token rejected"}
@@ -316,6 +321,9 @@ provider "browserprofile" {
 			for where, text := range map[string]string{"output": out, "TF_LOG": string(logText), "state": string(state)} {
 				if leaks := tokenLeaks(text, awkwardToken); len(leaks) > 0 {
 					t.Errorf("%s holds the token: %q", where, leaks)
+				}
+				if leaks := tokenLeaks(text, gatewaySecret); len(leaks) > 0 {
+					t.Errorf("%s holds the gateway header's value: %q", where, leaks)
 				}
 			}
 			if tc.apply && !strings.Contains(string(state), "team/alpha") {

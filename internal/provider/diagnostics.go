@@ -62,7 +62,28 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		return "The base address's TLS certificate is not trusted", d.checkBaseURL(
 			"The server's certificate is not trusted by this machine, or is not for the base address's host name. " +
 				"If base_url names the right host, the machine needs the issuing certificate authority in its trust store; " +
-				"a certificate problem is never retried.")
+				"a private one (a company's, or a TLS-inspecting proxy's) can be given with ca_cert_pem or " + EnvCACertFile + ". " +
+				"A certificate problem is never retried.")
+	case errors.Is(err, client.ErrTLSRefused):
+		return "The server refused the TLS handshake", d.checkBaseURL(
+			"The server, or a gateway in front of it, ended the TLS handshake with the alert above. Most often it requires a " +
+				"client certificate and got none, or one it does not trust: check client_cert_pem and client_key_pem (or " +
+				EnvClientCertFile + " and " + EnvClientKeyFile + "), and that the certificate is issued by the authority the " +
+				"gateway trusts. This is never retried.")
+	case errors.Is(err, client.ErrProxy):
+		summary, proxy := "The proxy could not be reached", ""
+		if re != nil {
+			proxy = re.Proxy
+			if re.ProxyStatus != "" {
+				summary = "The proxy refused the connection: " + re.ProxyStatus
+			}
+		}
+		return summary, fmt.Sprintf(
+			"The request went through the proxy %s, which HTTPS_PROXY (or HTTP_PROXY) names, and failed there, before the "+
+				"service: the proxy could not be reached, or it refused to connect to the base address's host (407: it wants "+
+				"credentials, given as http://user:password@host:port in HTTPS_PROXY; 403: it does not allow that host; 502 or "+
+				"503: it could not reach the host itself). Check the proxy's address and credentials, and NO_PROXY if the base "+
+				"address should not go through a proxy at all. This is never retried.", proxy)
 	case errors.Is(err, client.ErrSchemeMismatch):
 		return "The base address's scheme does not match the server", d.checkBaseURL(
 			"The server at the base address does not speak the protocol its scheme says: https:// to a plain-HTTP server, " +

@@ -2,13 +2,17 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -149,4 +153,66 @@ func TestAccProvider_shortTokensKeepMessagesWhole(t *testing.T) {
 					regexp.QuoteMeta(`the token was created for the development environment`)))
 		})
 	}
+}
+
+// A private certificate authority and a client certificate, in the block
+// or from the files the environment names, against a stand-in over TLS
+// that requires a client certificate; and each failure row: untrusted CA,
+// no client certificate, an unreachable proxy. Cause, what to check, no
+// secret.
+func TestAccProvider_privateCAsClientCertificatesAndProxies(t *testing.T) {
+	pki, err := standin.NewPKI("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(standin.New(standin.Options{Environments: standin.DemoEnvironments()}))
+	if srv.TLS, err = pki.ServerTLS(true, "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	base := srv.URL + "/development/api/v1"
+	certPEM, keyPEM, err := pki.Issue("test client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{"ca.pem": pki.CAPEM, "client.pem": certPEM, "client-key.pem": keyPEM}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inBlock := fmt.Sprintf("ca_cert_pem = %q\n  client_cert_pem = %q\n  client_key_pem = %q", pki.CAPEM, certPEM, keyPEM)
+	list := `data "browserprofile_profiles" "all" {}`
+
+	t.Run("in the block", func(t *testing.T) {
+		expectState(t, providerBlock(base, standin.DemoDevelopmentToken, inBlock)+list, listsDevKeys)
+	})
+	t.Run("from the environment's files", func(t *testing.T) {
+		t.Setenv(EnvCACertFile, filepath.Join(dir, "ca.pem"))
+		t.Setenv(EnvClientCertFile, filepath.Join(dir, "client.pem"))
+		t.Setenv(EnvClientKeyFile, filepath.Join(dir, "client-key.pem"))
+		resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6, Steps: []resource.TestStep{{
+			Config: providerBlock(base, standin.DemoDevelopmentToken) + list, ConfigStateChecks: []statecheck.StateCheck{listsDevKeys},
+		}}})
+	})
+	t.Run("untrusted CA", func(t *testing.T) {
+		expectError(t, providerBlock(base, standin.DemoDevelopmentToken)+list,
+			words("The base address's TLS certificate is not trusted", "can be given with ca_cert_pem or BROWSERPROFILE_CA_CERT_FILE"))
+	})
+	t.Run("no client certificate", func(t *testing.T) {
+		expectError(t, providerBlock(base, standin.DemoDevelopmentToken, fmt.Sprintf("ca_cert_pem = %q", pki.CAPEM))+list,
+			words("The server refused the TLS handshake", "certificate required", "check client_cert_pem and client_key_pem"))
+	})
+	t.Run("proxy unreachable", func(t *testing.T) {
+		// Not loopback, which Go never sends through a proxy; the proxy
+		// fails first, so the name is never looked up.
+		t.Setenv("HTTPS_PROXY", "http://user:proxy-pw-7e1c9a4b@127.0.0.1:1")
+		t.Setenv("NO_PROXY", "")
+		resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6, Steps: []resource.TestStep{{
+			Config:      providerBlock("https://api.example.invalid/api/v1", standin.DemoDevelopmentToken) + list,
+			ExpectError: regexp.MustCompile(`(?s)The proxy could not be reached.*through\s+the\s+proxy\s+http://\*\*\*@127\.0\.0\.1:1.*Check\s+the\s+proxy's\s+address\s+and\s+credentials`),
+		}}})
+	})
 }

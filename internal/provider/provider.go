@@ -50,6 +50,10 @@ type BrowserProfileProviderModel struct {
 	RequestsPerSecond     types.Float64 `tfsdk:"requests_per_second"`
 	AllowIncompleteList   types.Bool    `tfsdk:"allow_incomplete_list"`
 	Paging                types.Object  `tfsdk:"paging"`
+	CACertPEM             types.String  `tfsdk:"ca_cert_pem"`
+	ClientCertPEM         types.String  `tfsdk:"client_cert_pem"`
+	ClientKeyPEM          types.String  `tfsdk:"client_key_pem"`
+	Headers               types.Map     `tfsdk:"headers"`
 }
 
 // pagingModel is the provider block's paging setting.
@@ -106,6 +110,31 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 					"`BROWSERPROFILE_DEVELOPMENT_BASE_URL`, then to `" + EnvBaseURL + "`, as `api_token` does.",
 				Optional:   true,
 				Validators: []validator.String{baseURLValidator{}},
+			},
+			"ca_cert_pem": schema.StringAttribute{
+				MarkdownDescription: "A private certificate authority's certificate(s), PEM (`file(\"corp-ca.pem\")`), trusted besides this " +
+					"machine's own roots, never instead of them: for a service, gateway or TLS-inspecting proxy whose certificate it issued. " +
+					"Falls back to the file the `" + EnvCACertFile + "` environment variable names.",
+				Optional: true,
+			},
+			"client_cert_pem": schema.StringAttribute{
+				MarkdownDescription: "A client certificate, PEM, for a service or gateway that requires one (mutual TLS); with `client_key_pem`. " +
+					"Falls back to the file `" + EnvClientCertFile + "` names.",
+				Optional: true,
+			},
+			"client_key_pem": schema.StringAttribute{
+				MarkdownDescription: "The client certificate's private key, PEM. Falls back to the file `" + EnvClientKeyFile + "` names.",
+				Optional:            true,
+				Sensitive:           true,
+			},
+			"headers": schema.MapAttribute{
+				MarkdownDescription: "Headers sent with every request to the base address's scheme, host and port, and nowhere else: " +
+					"an access gateway's (Cloudflare Access, IAP). Their values are secrets, kept out of messages and logs. They cannot " +
+					"replace `Authorization`, `Accept` or `User-Agent`.",
+				ElementType: types.StringType,
+				Optional:    true,
+				Sensitive:   true,
+				Validators:  []validator.Map{headersValidator{}},
 			},
 			"max_retries": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("How many times a request is retried after a rate limit (429, or a 403 with `Retry-After` or a rate-limit header saying none remain), "+

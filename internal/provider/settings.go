@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ const (
 	EnvEnvironment       = "BROWSERPROFILE_ENVIRONMENT"
 	EnvBaseURL           = "BROWSERPROFILE_BASE_URL"
 	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
+	// Paths of PEM files, for the attributes of the same names.
+	EnvCACertFile     = "BROWSERPROFILE_CA_CERT_FILE"
+	EnvClientCertFile = "BROWSERPROFILE_CLIENT_CERT_FILE"
+	EnvClientKeyFile  = "BROWSERPROFILE_CLIENT_KEY_FILE"
 )
 
 // The bounds of requests_per_second, from the attribute or the environment.
@@ -108,6 +113,10 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		{cfg.MaxResponseMegabytes, "max_response_megabytes", ""},
 		{cfg.AllowIncompleteList, "allow_incomplete_list", ""},
 		{cfg.Paging, "paging", ""},
+		{cfg.CACertPEM, "ca_cert_pem", EnvCACertFile},
+		{cfg.ClientCertPEM, "client_cert_pem", EnvClientCertFile},
+		{cfg.ClientKeyPEM, "client_key_pem", EnvClientKeyFile},
+		{cfg.Headers, "headers", ""},
 	} {
 		if !a.value.IsUnknown() {
 			continue
@@ -193,6 +202,15 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 				fmt.Sprintf("%s is %q; it must be a number of requests per second from %g to %g.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond), minRequestsPerSecond, maxRequestsPerSecond))
 		}
 		s.client.RequestsPerSecond = rps
+	}
+	resolveTLS(&s.client, cfg, getenv, &diags)
+	if !cfg.Headers.IsNull() {
+		s.client.Headers = http.Header{}
+		for name, v := range cfg.Headers.Elements() {
+			if str, ok := v.(types.String); ok {
+				s.client.Headers.Set(name, str.ValueString())
+			}
+		}
 	}
 	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
 	if !cfg.Paging.IsNull() {

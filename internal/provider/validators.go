@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 )
@@ -167,5 +170,39 @@ func (memberPathValidator) ValidateString(_ context.Context, req validator.Strin
 	case p == "" || slices.Contains(strings.Split(p, "."), ""):
 		resp.Diagnostics.AddAttributeError(req.Path, "Not a member path",
 			fmt.Sprintf("%q is not a member path: it is empty, or has an empty part between dots. Name a member of the profile's record, or a dotted path to one, such as \"status\" or \"proxy.country\".", p))
+	}
+}
+
+// headersValidator refuses header names the provider sets itself, and what
+// cannot be sent as a header.
+type headersValidator struct{}
+
+func (headersValidator) Description(context.Context) string {
+	return "header names and values; not Authorization, Accept or User-Agent"
+}
+
+func (v headersValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (headersValidator) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for name, v := range req.ConfigValue.Elements() {
+		at := req.Path.AtMapKey(name)
+		switch canon := http.CanonicalHeaderKey(name); {
+		case canon == "Authorization" || canon == "Accept" || canon == "User-Agent":
+			resp.Diagnostics.AddAttributeError(at, "A header the provider sets itself",
+				fmt.Sprintf("headers cannot set %s: the provider sends it on every request (Authorization from api_token). "+
+					"Remove it; a gateway's own headers (CF-Access-Client-Id, Proxy-Authorization of a gateway, X-Api-Key) are what headers is for.", canon))
+		case !httpguts.ValidHeaderFieldName(name):
+			resp.Diagnostics.AddAttributeError(at, "Not a header name",
+				fmt.Sprintf("%q cannot be a header's name: a name is letters, digits and !#$%%&'*+-.^_`|~, with no spaces or colons.", name))
+		default:
+			if s, ok := v.(types.String); ok && !s.IsUnknown() && !httpguts.ValidHeaderFieldValue(s.ValueString()) {
+				// The value is a secret: say what is wrong, never what it is.
+				resp.Diagnostics.AddAttributeError(at, "Not a header value",
+					fmt.Sprintf("The value of header %s holds a line break or another control character, which a header cannot carry.", name))
+			}
+		}
 	}
 }

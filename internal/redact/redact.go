@@ -1,8 +1,9 @@
-// Package redact masks a secret, the API token, in text that comes from
-// outside the provider, in every form a service (or a proxy in front of it)
-// may echo it back: literal, URL-escaped, JSON-escaped, HTML-escaped, base64
-// (of the token or of "Bearer <token>"), or a mix, in a body, a header, a
-// status line or a next-page link.
+// Package redact masks secrets (the API token, a proxy's password, a
+// gateway header's value) in text that comes from outside the provider, in
+// every form a service (or a proxy in front of it) may echo one back:
+// literal, URL-escaped, JSON-escaped, HTML-escaped, base64 (of the token or
+// of "Bearer <token>"), or a mix, in a body, a header, a status line or a
+// next-page link.
 //
 // The model: Redactor.Redact decodes the text into views (one per kind of
 // escaping, and all kinds at once, twice over for double escaping), finds
@@ -48,10 +49,9 @@ const ShortSecret = 8
 // the secret in its longest encodings.
 const Window = 16 << 10
 
-// Redactor masks one secret. The zero value masks nothing.
+// Redactor masks its secrets. The zero value masks nothing.
 type Redactor struct {
-	forms [][]byte // the secret's forms, searched in each decoded view
-	short bool     // masked only where it stands alone
+	forms []form // the secrets' forms, searched in each decoded view
 	// own are the base address the user configured and its host, longest
 	// first: shown as they are wherever they appear.
 	own []string
@@ -80,22 +80,37 @@ func (r *Redactor) inOwn(b []byte, start, end int) bool {
 	return false
 }
 
-// New returns a Redactor for secret.
-func New(secret string) *Redactor {
+// form is one form of a secret; a short secret's is masked only where it
+// stands alone.
+type form struct {
+	b     []byte
+	short bool
+}
+
+// New returns a Redactor for the secrets: the token, and any other value
+// that must never be shown (a proxy's password, a gateway header's value).
+// Empty ones are skipped.
+func New(secrets ...string) *Redactor {
 	r := &Redactor{}
-	if secret == "" {
-		return r
+	for _, secret := range secrets {
+		if secret != "" {
+			r.forms = append(r.forms, forms(secret)...)
+		}
 	}
-	r.forms = append(r.forms, []byte(secret))
+	return r
+}
+
+// forms are the forms of one secret that Redact searches for.
+func forms(secret string) []form {
 	if len(secret) < ShortSecret {
-		r.short = true
-		return r
+		return []form{{b: []byte(secret), short: true}}
 	}
+	out := []form{{b: []byte(secret)}}
 	// An escape-like text just before or after the secret ("\t" before
 	// "tok…") can swallow its first or last character in a decoded view;
 	// the secret less that character is still found.
 	if len(secret) >= 10 {
-		r.forms = append(r.forms, []byte(secret[1:]), []byte(secret[:len(secret)-1]), []byte(secret[1:len(secret)-1]))
+		out = append(out, form{b: []byte(secret[1:])}, form{b: []byte(secret[:len(secret)-1])}, form{b: []byte(secret[1 : len(secret)-1])})
 	}
 	// base64 of any text holding the secret holds one of these, whatever the
 	// secret's alignment in that text: the characters whose 6 bits all come
@@ -106,11 +121,11 @@ func New(secret string) *Redactor {
 			bits := 8 * (k + len(secret))
 			from, to := (8*k+5)/6, bits/6
 			if to-from >= 8 {
-				r.forms = append(r.forms, []byte(full[from:to]))
+				out = append(out, form{b: []byte(full[from:to])})
 			}
 		}
 	}
-	return r
+	return out
 }
 
 // escapeChars are the characters every decoder starts from: in a text
@@ -188,18 +203,19 @@ func Cut(s string, limit int) string {
 // the view v of b, and behind a fragment of a form at either end of v.
 func (r *Redactor) maskIn(b []byte, v view) []byte {
 	var spans [][2]int
-	for _, form := range r.forms {
+	for _, f := range r.forms {
+		form := f.b
 		for i := 0; ; {
 			j := bytes.Index(v.b[i:], form)
 			if j < 0 {
 				break
 			}
-			if start, end := i+j, i+j+len(form); !r.short || standsAlone(v.b, start, end) {
+			if start, end := i+j, i+j+len(form); !f.short || standsAlone(v.b, start, end) {
 				spans = append(spans, v.original(start, end))
 			}
 			i += j + 1
 		}
-		if r.short {
+		if f.short {
 			continue // a short secret's fragment is any word's
 		}
 		// A text cut in the middle of the secret.

@@ -204,3 +204,13 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// Every secret given is masked in every form, the short ones only where
+// they stand alone.
+func TestRedact_masksEverySecretGiven(t *testing.T) {
+	r := New("tok-abcdef123456", "", "proxy-s3cret9", "gw")
+	got := r.Redact(`Bearer tok-abcdef123456; http://u:proxy-s3cret9@proxy:3128; X-Gw: gw; gwen`)
+	if want := `Bearer ***; http://u:***@proxy:3128; X-Gw: ***; gwen`; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}

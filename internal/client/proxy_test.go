@@ -1,0 +1,162 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+const proxyPassword = "proxy-pw-7e1c9a4b"
+
+// startSquid runs Debian's squid on loopback for the test, as a company's
+// forward proxy: it asks for credentials (any it is given will do), and
+// resolves standin.test to 127.0.0.1 from a hosts file of its own, since Go
+// sends no request for a loopback address through a proxy. It returns the
+// proxy's address.
+func startSquid(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("BROWSERPROFILE_SQUID")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("squid"); err != nil {
+			t.Skip("no squid: make test installs Debian's (scripts/ensure-squid.sh) and names it in BROWSERPROFILE_SQUID")
+		}
+	}
+	// squid drops root for its own user, which writes its logs here: a
+	// folder of its own, as t.TempDir's parent is closed to other users.
+	dir, err := os.MkdirTemp("", "browserprofile-squid-") //nolint:usetesting // t.TempDir's parent is closed to squid's user
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	conf := fmt.Sprintf(`http_port %s
+hosts_file %s/hosts
+auth_param basic program /usr/lib/squid/basic_fake_auth
+acl authed proxy_auth REQUIRED
+http_access allow authed
+http_access deny all
+cache deny all
+access_log stdio:%[2]s/access.log
+cache_log %[2]s/cache.log
+pid_filename %[2]s/squid.pid
+coredump_dir %[2]s
+shutdown_lifetime 0 seconds
+`, addr, dir)
+	writeTestFile(t, filepath.Join(dir, "hosts"), "127.0.0.1 standin.test\n")
+	writeTestFile(t, filepath.Join(dir, "squid.conf"), conf)
+	out, err := os.Create(filepath.Join(dir, "squid.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	cmd := exec.Command(bin, "-N", "-f", filepath.Join(dir, "squid.conf"))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "squid.out"))
+			t.Fatalf("squid exited before it listened:\n%s", log)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("squid did not listen within 20 s")
+		}
+	}
+}
+
+func writeTestFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Through a real forward proxy, with a private authority and a client
+// certificate: HTTPS_PROXY, HTTP_PROXY and NO_PROXY as Go reads them, every
+// TLS option applied through the tunnel, and the proxy's refusals named as
+// the proxy's, its credentials never shown.
+func TestProxy_throughARealForwardProxy(t *testing.T) {
+	squid := startSquid(t)
+	pki, err := standin.NewPKI("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(okProfile))
+	if srv.TLS, err = pki.ServerTLS(true, "standin.test"); err != nil {
+		t.Fatal(err)
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	base := "https://standin.test:" + port + "/api/v1"
+
+	read := func(proxy, noProxy, base string) error {
+		t.Setenv("HTTPS_PROXY", proxy)
+		t.Setenv("NO_PROXY", noProxy)
+		_, err := clientFor(t, base, withCA(pki), withClientCert(t, pki)).GetProfile(context.Background(), "k1")
+		if err != nil && strings.Contains(fmt.Sprintf("%v %+v", err, err), proxyPassword) {
+			t.Errorf("the proxy's password shows in %v", err)
+		}
+		return err
+	}
+	withCredentials := "http://user:" + proxyPassword + "@" + squid
+
+	if err := read(withCredentials, "", base); err != nil {
+		t.Errorf("through the proxy: %v", err)
+	}
+
+	var re *RequestError
+	err = read("http://"+squid, "", base)
+	if !errors.Is(err, ErrProxy) || !errors.As(err, &re) || !strings.HasPrefix(re.ProxyStatus, "407") || re.Proxy != "http://"+squid || re.Attempts != 1 {
+		t.Errorf("no credentials: %v (%+v), want the proxy's 407, named", err, re)
+	}
+
+	closed := "https://standin.test:1/api/v1"
+	err = read(withCredentials, "", closed)
+	if !errors.Is(err, ErrProxy) || !errors.As(err, &re) || !strings.HasPrefix(re.ProxyStatus, "503") || re.Proxy != "http://***@"+squid {
+		t.Errorf("the proxy cannot reach the host: %v (%+v), want the proxy's 503, its credentials masked", err, re)
+	}
+
+	err = read("http://user:"+proxyPassword+"@127.0.0.1:1", "", base)
+	if !errors.Is(err, ErrProxy) || !errors.As(err, &re) || re.ProxyStatus != "" || re.Proxy != "http://***@127.0.0.1:1" {
+		t.Errorf("no proxy listening: %v (%+v), want the proxy not reached", err, re)
+	}
+
+	// NO_PROXY sends it straight, where standin.test does not resolve.
+	if err := read(withCredentials, "standin.test", base); !errors.Is(err, ErrDNS) {
+		t.Errorf("with NO_PROXY: %v, want the host looked up directly", err)
+	}
+}

@@ -1,0 +1,27 @@
+package provider
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// headers may not set what the provider sends itself, nor what cannot be
+// a header; they are refused at validate, offline.
+func TestAccProvider_headersRefusedOffline(t *testing.T) {
+	for config, want := range map[string]string{
+		`headers = { Authorization = "Basic x" }`: `headers cannot set Authorization`,
+		`headers = { "user-agent" = "x" }`:        `headers cannot set User-Agent`,
+		`headers = { "Bad Name" = "x" }`:          `cannot be a header's name`,
+		`headers = { X-Gw = "a\nb" }`:             `holds a line break`,
+	} {
+		t.Run(want, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6, Steps: []resource.TestStep{{
+				Config:      "provider \"browserprofile\" {\n  " + config + "\n}\n" + `data "browserprofile_profiles" "all" {}`,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(want),
+			}}})
+		})
+	}
+}
