@@ -175,8 +175,8 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 		kind := classifyTransportError(ctx, err)
 		e := fail(kind, unwrapURLError(err))
 		if pe, ok := asProxyError(err); ok {
-			e.Proxy, e.ProxyStatus = pe.proxy, c.redactor.Quote(pe.status)
-			if p, perr := c.proxy(u); e.Proxy == "" && perr == nil && p != nil {
+			e.ProxyStatus = c.redactor.Quote(pe.status)
+			if p, perr := c.proxy(u); perr == nil && p != nil {
 				e.Proxy = proxyDisplay(p)
 			}
 		}

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -99,14 +100,7 @@ func onlyCertificates(b []byte) bool {
 		}
 		n++
 	}
-	return n > 0 && len(pemTrim(b)) == 0
-}
-
-func pemTrim(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
-		b = b[1:]
-	}
-	return b
+	return n > 0 && len(bytes.TrimSpace(b)) == 0
 }
 
 // keyPairProblem says what tls.X509KeyPair found, in words that never
