@@ -2,11 +2,12 @@ package pace
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/ratelimit"
 )
 
 // fakeClock is virtual time: it moves only when the test moves it.
@@ -17,36 +18,23 @@ func (c *fakeClock) After(time.Duration) <-chan time.Time { return nil }
 
 // quotaService is a fixed window of limit requests each window, its
 // windows starting phase after each multiple of window since 1970, that
-// announces its quota on every answer in one family of headers, the reset
-// rounded up to whole seconds, as services send it.
+// announces its quota on every answer in one family of headers, as
+// services send it.
 type quotaService struct {
-	limit         int
-	window, phase time.Duration
-	family        string
-	counts        map[int64]int
+	q      ratelimit.Quota
+	family string
+}
+
+func newQuotaService(limit int, window, phase time.Duration, family string) *quotaService {
+	return &quotaService{q: ratelimit.Quota{Limit: limit, Window: window, Start: time.Unix(0, 0).Add(phase)}, family: family}
 }
 
 // answer counts a request arriving at at, and answers it.
 func (s *quotaService) answer(at time.Time) (accepted bool, h http.Header) {
-	since := at.Sub(time.Unix(0, 0)) - s.phase
-	i := int64(since / s.window)
-	end := time.Unix(0, 0).Add(s.phase + time.Duration(i+1)*s.window)
-	accepted = s.counts[i] < s.limit
-	if accepted {
-		s.counts[i]++
-	}
-	remaining := s.limit - s.counts[i]
+	remaining, reset := s.q.Take(at)
 	h = http.Header{}
-	switch s.family {
-	case "github":
-		h.Set("X-RateLimit-Limit", strconv.Itoa(s.limit))
-		h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-		h.Set("X-RateLimit-Reset", strconv.FormatInt(int64(math.Ceil(float64(end.UnixNano())/1e9)), 10))
-	case "ietf":
-		h.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, s.limit, int(s.window.Seconds())))
-		h.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, remaining, int(math.Ceil(end.Sub(at).Seconds()))))
-	}
-	return accepted, h
+	s.q.Announce(h, s.family, at, remaining, reset)
+	return remaining >= 0, h
 }
 
 // plan sends n requests, conc at a time, each answered rtt after it goes
@@ -103,12 +91,12 @@ func TestGate_obeysAnAnnouncedQuotaBeforeAnyRefusal(t *testing.T) {
 		for _, window := range []time.Duration{2 * time.Second, 10 * time.Second} {
 			for _, rtt := range []time.Duration{0, 80 * time.Millisecond} {
 				name := fmt.Sprintf("%s, 100 per %s, round trip %s", family, window, rtt)
-				s := &quotaService{limit: 100, window: window, phase: 300 * time.Millisecond, family: family, counts: map[int64]int{}}
+				s := newQuotaService(100, window, 300*time.Millisecond, family)
 				start := time.Unix(1_800_000_000, 0).Add(4100 * time.Millisecond)
 				took, refused := plan(s, 301, 8, rtt, start)
 				// The fourth window the plan needs opens two windows after
 				// the first ends.
-				firstEnds := window - (start.Sub(time.Unix(0, 0))-s.phase)%window
+				firstEnds := window - start.Sub(s.q.Start)%window
 				ideal := firstEnds + 2*window + rtt
 				t.Logf("%s: %s, %.2fx of %s", name, took, float64(took)/float64(ideal), ideal)
 				if refused != 0 || took < ideal || took > ideal+3*(time.Second+resetMargin) {

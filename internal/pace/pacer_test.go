@@ -90,7 +90,7 @@ var announced = []limiterCase{
 
 // quota is 100 requests a window.
 func quota(window time.Duration, family string) limiter {
-	return &announcing{&quotaService{limit: 100, window: window, phase: 300 * time.Millisecond, family: family, counts: map[int64]int{}}}
+	return &announcing{newQuotaService(100, window, 300*time.Millisecond, family)}
 }
 
 var networks = []struct {

@@ -3,13 +3,12 @@ package pace
 import (
 	"container/heap"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/ratelimit"
 )
 
 // This file simulates a plan in virtual time: Terraform's walkers taking
@@ -25,46 +24,35 @@ type limiter interface {
 	finish(at time.Time)
 }
 
-// retryAfter rounds a wait up to whole seconds, at least one, as services
-// send it.
-func retryAfter(wait time.Duration) time.Duration {
-	return max(time.Second, time.Duration(math.Ceil(wait.Seconds()))*time.Second)
-}
-
 // bucket is a token bucket (nginx's limit_req with burst and nodelay, most
-// API gateways): x/time/rate itself, with no pacer of ours in it. A burst
-// of one is a leaky bucket with no burst (limit_req without one).
-type bucket struct{ l *rate.Limiter }
+// API gateways), with no pacer of ours in it. A burst of one is a leaky
+// bucket with no burst (limit_req without one).
+type bucket struct{ *ratelimit.Bucket }
 
-func newBucket(r float64, burst int) *bucket { return &bucket{rate.NewLimiter(rate.Limit(r), burst)} }
+func newBucket(r float64, burst int) *bucket { return &bucket{ratelimit.NewBucket(r, burst)} }
 
 func (b *bucket) admit(at time.Time) (bool, time.Duration, http.Header) {
-	r := b.l.ReserveN(at, 1)
-	if d := r.DelayFrom(at); d > 0 {
-		r.CancelAt(at)
-		return false, retryAfter(d), nil
+	return refusal(b.Take(at))
+}
+func (*bucket) finish(time.Time) {}
+
+// refusal is an admission from a limiter's wait and verdict.
+func refusal(wait time.Duration, ok bool) (bool, time.Duration, http.Header) {
+	if !ok {
+		return false, ratelimit.RetryAfter(wait), nil
 	}
 	return true, 0, nil
 }
-func (*bucket) finish(time.Time) {}
 
 // fixedWindow accepts n requests per wall-clock second, and says when the
 // next second begins.
 type fixedWindow struct {
-	n      int
-	second int64
-	count  int
+	n int
+	w ratelimit.FixedWindow
 }
 
 func (w *fixedWindow) admit(at time.Time) (bool, time.Duration, http.Header) {
-	if s := at.Unix(); s != w.second {
-		w.second, w.count = s, 0
-	}
-	if w.count >= w.n {
-		return false, retryAfter(time.Unix(w.second+1, 0).Sub(at)), nil
-	}
-	w.count++
-	return true, 0, nil
+	return refusal(w.w.Take(at, w.n))
 }
 func (*fixedWindow) finish(time.Time) {}
 
@@ -74,33 +62,27 @@ func (*fixedWindow) finish(time.Time) {}
 type rollingWindow struct {
 	n            int
 	countRefused bool
-	times        []time.Time
+	w            ratelimit.RollingWindow
 }
 
 func (w *rollingWindow) admit(at time.Time) (bool, time.Duration, http.Header) {
-	w.times = trimBefore(w.times, at.Add(-time.Second))
-	ok := len(w.times) < w.n
-	if ok || w.countRefused {
-		w.times = append(w.times, at)
-	}
-	if !ok {
-		return false, retryAfter(w.times[len(w.times)-w.n].Add(time.Second).Sub(at)), nil
-	}
-	return true, 0, nil
+	return refusal(w.w.Take(at, w.n, w.countRefused))
 }
 func (*rollingWindow) finish(time.Time) {}
 
 // inFlight refuses a request that arrives with n others in flight.
-type inFlight struct{ n, busy int }
+type inFlight struct {
+	n int
+	l ratelimit.InFlight
+}
 
 func (l *inFlight) admit(time.Time) (bool, time.Duration, http.Header) {
-	if l.busy >= l.n {
+	if !l.l.Enter(l.n) {
 		return false, time.Second, nil
 	}
-	l.busy++
 	return true, 0, nil
 }
-func (l *inFlight) finish(time.Time) { l.busy-- }
+func (l *inFlight) finish(time.Time) { l.l.Leave() }
 
 // halved is a limiter whose rate halves at a time into the plan.
 type halved struct {
@@ -115,7 +97,7 @@ func (h *halved) admit(at time.Time) (bool, time.Duration, http.Header) {
 		h.first = at
 	}
 	if !h.done && at.Sub(h.first) >= h.after {
-		h.l.SetLimitAt(at, h.l.Limit()/2)
+		h.SetRate(at, h.Rate()/2)
 		h.done = true
 	}
 	return h.bucket.admit(at)
@@ -130,7 +112,7 @@ func (a *announcing) admit(at time.Time) (bool, time.Duration, http.Header) {
 		return true, 0, h
 	}
 	q, _ := Announced(h, at)
-	return false, retryAfter(q.Reset.Sub(at)), nil
+	return false, ratelimit.RetryAfter(q.Reset.Sub(at)), nil
 }
 func (*announcing) finish(time.Time) {}
 

@@ -21,7 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/ratelimit"
 )
 
 // Environment is one environment the stand-in serves.
@@ -140,11 +140,11 @@ type Options struct {
 type Server struct {
 	opts     Options
 	mux      *http.ServeMux
-	limiter  *rate.Limiter
-	inFlight atomic.Int64
-	window   fixedWindow
-	sliding  slidingLog
-	quota    quotaWindow
+	bucket   *ratelimit.Bucket
+	inFlight ratelimit.InFlight
+	window   ratelimit.FixedWindow
+	rolling  ratelimit.RollingWindow
+	quota    ratelimit.Quota
 
 	started time.Time
 	traceMu sync.Mutex
@@ -163,7 +163,10 @@ func New(opts Options) *Server {
 		if burst <= 0 {
 			burst = max(1, int(opts.RateLimit))
 		}
-		s.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), burst)
+		s.bucket = ratelimit.NewBucket(opts.RateLimit, burst)
+	}
+	if opts.Quota > 0 {
+		s.quota = ratelimit.Quota{Limit: opts.Quota, Window: cmp.Or(opts.QuotaWindow, time.Second), Start: s.started}
 	}
 	for i := range opts.Environments {
 		env := &opts.Environments[i]
@@ -206,42 +209,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = &lateWriter{ResponseWriter: w, r: r, late: s.opts.Latency / 2}
 	}
 	if s.opts.MaxInFlight > 0 {
-		if s.inFlight.Add(1) > int64(s.opts.MaxInFlight) {
-			s.inFlight.Add(-1)
+		if !s.inFlight.Enter(s.opts.MaxInFlight) {
 			s.tooMany(w, time.Second)
 			return
 		}
-		defer s.inFlight.Add(-1)
+		defer s.inFlight.Leave()
 	}
 	limit := s.opts.RateLimit
 	if s.opts.RateDropAfter > 0 && n >= int64(s.opts.RateDropAfter) {
 		limit /= 2 // a quota tightened mid-plan, whichever the limiter
 	}
-	if s.limiter != nil {
-		if s.limiter.Limit() != rate.Limit(limit) {
-			s.limiter.SetLimit(rate.Limit(limit))
+	if s.bucket != nil {
+		if s.bucket.Rate() != limit {
+			s.bucket.SetRate(time.Now(), limit)
 		}
-		if res := s.limiter.Reserve(); res.Delay() > 0 {
-			res.Cancel()
-			s.tooMany(w, res.Delay())
+		if wait, ok := s.bucket.Take(time.Now()); !ok {
+			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.RateWindow && s.opts.RateLimit > 0 {
-		if wait, ok := s.window.take(time.Now(), int(limit)); !ok {
+		if wait, ok := s.window.Take(time.Now(), int(limit)); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
-		if wait, ok := s.sliding.take(time.Now(), int(limit), s.opts.RateCountRefused); !ok {
+		if wait, ok := s.rolling.Take(time.Now(), int(limit), s.opts.RateCountRefused); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.Quota > 0 {
-		remaining, reset := s.quota.take(time.Now(), s.started, cmp.Or(s.opts.QuotaWindow, time.Second), s.opts.Quota)
-		s.announce(w.Header(), remaining, reset)
+		remaining, reset := s.quota.Take(time.Now())
+		s.quota.Announce(w.Header(), s.opts.Announce, time.Now(), remaining, reset)
 		if remaining < 0 {
 			s.tooMany(w, time.Until(reset))
 			return
