@@ -125,8 +125,9 @@ func (l *InFlight) Enter(limit int) bool {
 // Leave counts a request answered.
 func (l *InFlight) Leave() { l.n.Add(-1) }
 
-// Quota counts Limit requests in each window of Window, the windows
-// beginning at Start. Requests are taken in the order they arrive.
+// Quota counts Limit requests in each window of Window (more than zero),
+// the windows beginning at Start. Requests are taken in the order they
+// arrive.
 type Quota struct {
 	Limit  int
 	Window time.Duration
