@@ -7,12 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
@@ -26,29 +22,7 @@ const proxyPassword = "proxy-pw-7e1c9a4b"
 // proxy's address.
 func startSquid(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("BROWSERPROFILE_SQUID")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("squid"); err != nil {
-			t.Skip("no squid: make test installs Debian's (scripts/ensure-squid.sh) and names it in BROWSERPROFILE_SQUID")
-		}
-	}
-	// squid drops root for its own user, which writes its logs here: a
-	// folder of its own, as t.TempDir's parent is closed to other users.
-	dir, err := os.MkdirTemp("", "browserprofile-squid-") //nolint:usetesting // t.TempDir's parent is closed to squid's user
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	d := newDaemon(t, "squid")
 	conf := fmt.Sprintf(`http_port %s
 hosts_file %s/hosts
 auth_param basic program /usr/lib/squid/basic_fake_auth
@@ -61,47 +35,11 @@ cache_log %[2]s/cache.log
 pid_filename %[2]s/squid.pid
 coredump_dir %[2]s
 shutdown_lifetime 0 seconds
-`, addr, dir)
-	writeTestFile(t, filepath.Join(dir, "hosts"), "127.0.0.1 standin.test\n")
-	writeTestFile(t, filepath.Join(dir, "squid.conf"), conf)
-	out, err := os.Create(filepath.Join(dir, "squid.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { out.Close() })
-	cmd := exec.Command(bin, "-N", "-f", filepath.Join(dir, "squid.conf"))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "squid.out"))
-			t.Fatalf("squid exited before it listened:\n%s", log)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("squid did not listen within 20 s")
-		}
-	}
-}
-
-func writeTestFile(t *testing.T, name, content string) {
-	t.Helper()
-	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, d.addr, d.dir)
+	writeTestFile(t, d.path("hosts"), "127.0.0.1 standin.test\n")
+	writeTestFile(t, d.path("squid.conf"), conf)
+	d.start(t, "squid.out", "-N", "-f", d.path("squid.conf"))
+	return d.addr
 }
 
 // Through a real forward proxy, with a private authority and a client

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,11 +88,137 @@ func TestTransport_obeysAnAnnouncedQuota(t *testing.T) {
 	}
 }
 
+// Through the limiters services put in front of their APIs, real ones run
+// on loopback for the test, neither of which says when to come back: the
+// list comes back whole, every read succeeds, and no more requests are
+// refused than the pacer cannot avoid, however many reads there are: those
+// in flight when the limit is first met and at the cut or two that follow
+// probing, and the probes that find when it reopens (their gaps doubling
+// from a few milliseconds to the second or two a window takes: some ten).
+// How fast the reads go is make bench's to measure.
+func TestTransport_readsThroughRealLimiters(t *testing.T) {
+	const unavoidable = 3*DefaultMaxConcurrent + 12
+	t.Parallel()
+	for name, start := range map[string]func(t *testing.T, upstream string) (addr string, statuses func() []string){
+		"nginx limit_req":                      startNginx,
+		"HAProxy request rate, refusals count": startHAProxy,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			const n = 150
+			s := standin.New(standin.Options{Paging: "link", PageSize: 25,
+				Environments: []standin.Environment{{Name: "development", Token: testToken, Profiles: standin.Generate(n)}}})
+			srv := httptest.NewServer(s)
+			t.Cleanup(srv.Close)
+			addr, statuses := start(t, srv.Listener.Addr().String())
+			c := clientFor(t, "http://"+addr+"/development/api/v1", func(c *Config) {
+				c.MaxRetries, c.MaxWait, c.Timeout = 5, 2*time.Second, 30*time.Second
+			})
+			list, err := c.ListProfiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keysOf(list.Profiles); !slices.Equal(got, wantKeys(n)) {
+				t.Fatalf("listed %d profiles through the limiter, want %d", len(got), n)
+			}
+			readAll(t, c, n)
+			all := statuses()
+			refused := 0
+			for _, status := range all {
+				if status == "429" {
+					refused++
+				}
+			}
+			t.Logf("%d of %d requests refused", refused, len(all))
+			if refused == 0 || refused > unavoidable {
+				t.Errorf("%d of %d requests refused; want some, and no more than %d", refused, len(all), unavoidable)
+			}
+		})
+	}
+}
+
+// startNginx runs nginx on loopback in front of upstream, limiting requests
+// as limit_req does (a leaky bucket of 50 a second, a burst of 10 served at
+// once), refusals answered 429 with no Retry-After. It returns its address,
+// and what gives the status of every request it answered so far.
+func startNginx(t *testing.T, upstream string) (string, func() []string) {
+	t.Helper()
+	d := newDaemon(t, "nginx")
+	writeTestFile(t, d.path("nginx.conf"), fmt.Sprintf(`daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+events { worker_connections 256; }
+http {
+	log_format status $status;
+	access_log %[1]s/access.log status;
+	limit_req_zone $binary_remote_addr zone=api:1m rate=50r/s;
+	limit_req_status 429;
+	server {
+		listen %[2]s;
+		location / {
+			limit_req zone=api burst=10 nodelay;
+			proxy_set_header Host $http_host;
+			proxy_pass http://%[3]s;
+		}
+	}
+}
+`, d.dir, d.addr, upstream))
+	d.start(t, "nginx.out", "-p", d.dir, "-e", d.path("error.log"), "-c", d.path("nginx.conf"))
+	return d.addr, func() []string { return logLines(t, d.path("access.log")) }
+}
+
+// startHAProxy runs HAProxy on loopback in front of upstream, refusing
+// (429, no Retry-After) a request when more than 50 came in the last second,
+// refused ones counted too, as a stick table's http_req_rate does.
+func startHAProxy(t *testing.T, upstream string) (string, func() []string) {
+	t.Helper()
+	d := newDaemon(t, "haproxy")
+	writeTestFile(t, d.path("haproxy.cfg"), fmt.Sprintf(`global
+	log stdout format raw local0
+defaults
+	mode http
+	log global
+	option dontlognull
+	log-format "%%ST"
+	timeout connect 5s
+	timeout client 30s
+	timeout server 30s
+frontend api
+	bind %s
+	stick-table type ip size 1k expire 10s store http_req_rate(1s)
+	http-request track-sc0 src
+	http-request deny deny_status 429 if { sc_http_req_rate(0) gt 50 }
+	default_backend standin
+backend standin
+	server standin %s
+`, d.addr, upstream))
+	d.start(t, "haproxy.out", "-db", "-f", d.path("haproxy.cfg"))
+	return d.addr, func() []string { return logLines(t, d.path("haproxy.out")) }
+}
+
+// logLines is the lines of a log.
+func logLines(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
 // readsAgainst reads n profiles at once, through one client, from the
 // stand-in limited by opts, and checks that every read succeeds.
 func readsAgainst(t *testing.T, n int, opts standin.Options) *standin.Server {
 	t.Helper()
 	c, s := standinClient(t, n, opts)
+	readAll(t, c, n)
+	return s
+}
+
+// readAll reads the profiles of standin.Generate(n) at once, through c, and
+// checks that every read succeeds.
+func readAll(t *testing.T, c *Client, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
@@ -106,5 +235,4 @@ func readsAgainst(t *testing.T, n int, opts standin.Options) *standin.Server {
 	for err := range errs {
 		t.Error(err)
 	}
-	return s
 }
