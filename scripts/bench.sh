@@ -42,7 +42,9 @@
 #      (b2) runs the same limiters in-process (BenchmarkPacing): ten
 #      walkers that take reads as Terraform's do, 300 reads, three rounds;
 #      the worst limiter's median against the same targets, in the same
-#      two groups.
+#      two groups; and, among the others, a real nginx (limit_req, 50 r/s,
+#      burst 10) and HAProxy (over 50 in a second refused, refusals
+#      counted) in front of the stand-in, neither sending Retry-After.
 #      BENCH_TRACES=dir keeps each limited plan of (b) there, as the
 #      stand-in saw its requests (its -trace), one file per limiter and
 #      round; PACING_TRACE=dir does as much for (b2).
@@ -317,7 +319,8 @@ echo "== (b2) the same limiters in-process (BenchmarkPacing), 3 rounds"
 # Ten walkers taking reads the way Terraform's do, without Terraform's own
 # CPU time: on a busy 2-core machine the plan itself varies by a third from
 # run to run, which (b) cannot tell from pacing.
-go test -run '^$' -bench Pacing -benchtime 1x -count 3 ./internal/client/ | tee "$tmp/pacing.log" | grep '^BenchmarkPacing/' | awk '{printf "  %-40s %s%% 429s, %sx ideal\n", $1, $5, $7}'
+BROWSERPROFILE_NGINX="$("$root/scripts/ensure-debian.sh" nginx)" BROWSERPROFILE_HAPROXY="$("$root/scripts/ensure-debian.sh" haproxy)" \
+  go test -run '^$' -bench Pacing -benchtime 1x -count 3 ./internal/client/ | tee "$tmp/pacing.log" | grep '^BenchmarkPacing/' | awk '{printf "  %-40s %s%% 429s, %sx ideal\n", $1, $5, $7}'
 # The worst median by group, as in (b), whose table names the core
 # cases (core_benches); a name ends in -GOMAXPROCS.
 declare -A pacing_ratio pacing_share

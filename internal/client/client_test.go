@@ -193,7 +193,7 @@ type daemon struct {
 // or skips the test; makes its folder, which the server's own user may
 // write to (t.TempDir's parent is closed to other users); and picks a free
 // address on loopback.
-func newDaemon(t *testing.T, name string) daemon {
+func newDaemon(t testing.TB, name string) daemon {
 	t.Helper()
 	env := "BROWSERPROFILE_" + strings.ToUpper(name)
 	bin := os.Getenv(env)
@@ -224,7 +224,7 @@ func (d daemon) path(name string) string { return filepath.Join(d.dir, name) }
 
 // start runs the daemon with args, its output in out (in its folder), until
 // the test ends, and waits until it listens.
-func (d daemon) start(t *testing.T, out string, args ...string) {
+func (d daemon) start(t testing.TB, out string, args ...string) {
 	t.Helper()
 	f, err := os.Create(d.path(out))
 	if err != nil {
@@ -260,7 +260,7 @@ func (d daemon) start(t *testing.T, out string, args ...string) {
 	}
 }
 
-func writeTestFile(t *testing.T, name, content string) {
+func writeTestFile(t testing.TB, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 		t.Fatal(err)

@@ -20,24 +20,31 @@ import (
 // of 50 requests a second, under each limiter; a bucket of one at 30, whose
 // rate the first climb reaches within a quarter of a second of the first
 // 429; and limits on requests in flight, with the service's work varying.
-// make bench runs the same set through Terraform.
+// The last two are a real nginx (limit_req) and HAProxy (a stick table's
+// request rate, refusals counted) in front of the stand-in, both refusing
+// with no Retry-After; their opts only say what their limit is, for the
+// ideal, as the stand-in behind them has none. make bench runs the others
+// through Terraform too.
 var pacingLimiters = []struct {
-	name string
-	opts standin.Options
+	name  string
+	opts  standin.Options
+	front frontLimiter
 }{
-	{"bucket_burst1", standin.Options{RateLimit: 50, RateBurst: 1}},
-	{"bucket_burst1_rate30", standin.Options{RateLimit: 30, RateBurst: 1}},
-	{"bucket_burst1_jitter", standin.Options{RateLimit: 50, RateBurst: 1, Jitter: 3 * time.Millisecond}},
-	{"bucket_burst1_work", standin.Options{RateLimit: 50, RateBurst: 1, Work: 10 * time.Millisecond}},
-	{"bucket_burst10", standin.Options{RateLimit: 50, RateBurst: 10}},
-	{"bucket_burst50", standin.Options{RateLimit: 50, RateBurst: 50}},
-	{"bucket_burst10_date", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "date"}},
-	{"bucket_burst10_none", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "none"}},
-	{"bucket_burst10_reset", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "reset"}},
-	{"fixed_window", standin.Options{RateLimit: 50, RateWindow: true}},
-	{"sliding_window", standin.Options{RateLimit: 50, RateSliding: true}},
-	{"in_flight4_work", standin.Options{MaxInFlight: 4, Work: 100 * time.Millisecond}},
-	{"in_flight2_work", standin.Options{MaxInFlight: 2, Work: 60 * time.Millisecond}},
+	{"bucket_burst1", standin.Options{RateLimit: 50, RateBurst: 1}, nil},
+	{"bucket_burst1_rate30", standin.Options{RateLimit: 30, RateBurst: 1}, nil},
+	{"bucket_burst1_jitter", standin.Options{RateLimit: 50, RateBurst: 1, Jitter: 3 * time.Millisecond}, nil},
+	{"bucket_burst1_work", standin.Options{RateLimit: 50, RateBurst: 1, Work: 10 * time.Millisecond}, nil},
+	{"bucket_burst10", standin.Options{RateLimit: 50, RateBurst: 10}, nil},
+	{"bucket_burst50", standin.Options{RateLimit: 50, RateBurst: 50}, nil},
+	{"bucket_burst10_date", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "date"}, nil},
+	{"bucket_burst10_none", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "none"}, nil},
+	{"bucket_burst10_reset", standin.Options{RateLimit: 50, RateBurst: 10, RetryAfterForm: "reset"}, nil},
+	{"fixed_window", standin.Options{RateLimit: 50, RateWindow: true}, nil},
+	{"sliding_window", standin.Options{RateLimit: 50, RateSliding: true}, nil},
+	{"in_flight4_work", standin.Options{MaxInFlight: 4, Work: 100 * time.Millisecond}, nil},
+	{"in_flight2_work", standin.Options{MaxInFlight: 2, Work: 60 * time.Millisecond}, nil},
+	{"nginx_limit_req", standin.Options{RateLimit: 50, RateBurst: 10}, startNginx},
+	{"haproxy_rate_counting_refused", standin.Options{RateLimit: 50, RateSliding: true}, startHAProxy},
 }
 
 // BenchmarkPacing reads 300 profiles the way Terraform plans them (ten
@@ -61,17 +68,17 @@ func BenchmarkPacing(b *testing.B) {
 	free := map[time.Duration]time.Duration{} // by the service's work
 	for _, l := range pacingLimiters {
 		if _, ok := free[l.opts.Work]; !ok {
-			free[l.opts.Work] = runPacing(b, standin.Options{Work: l.opts.Work}, reads, DefaultMaxConcurrent).wall
+			free[l.opts.Work] = runPacing(b, standin.Options{Work: l.opts.Work}, nil, reads, DefaultMaxConcurrent).wall
 		}
 	}
 	for _, l := range pacingLimiters {
 		b.Run(l.name, func(b *testing.B) {
 			ideal := max(free[l.opts.Work], limitedIdeal(l.opts, reads))
 			if l.opts.MaxInFlight > 0 {
-				ideal = max(ideal, runPacing(b, l.opts, reads, l.opts.MaxInFlight).wall)
+				ideal = max(ideal, runPacing(b, l.opts, nil, reads, l.opts.MaxInFlight).wall)
 				b.ResetTimer()
 			}
-			measurePacing(b, l.name, l.opts, reads, ideal)
+			measurePacing(b, l.name, l.opts, l.front, reads, ideal)
 		})
 	}
 }
@@ -89,7 +96,7 @@ func BenchmarkPacingSlowBuckets(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			opts := standin.Options{RateLimit: r, RateBurst: 1}
 			reads := max(int(4*r), 20)
-			measurePacing(b, name, opts, reads, limitedIdeal(opts, reads))
+			measurePacing(b, name, opts, nil, reads, limitedIdeal(opts, reads))
 		})
 	}
 }
@@ -99,7 +106,7 @@ func BenchmarkPacingSlowBuckets(b *testing.B) {
 // 429. PACING_TRACE=dir writes the requests of each run to a file of its
 // own there, dir/name-NNN.txt, numbered across the runs of the process, so
 // that -count keeps the trace of a rare slow run.
-func measurePacing(b *testing.B, name string, opts standin.Options, reads int, ideal time.Duration) {
+func measurePacing(b *testing.B, name string, opts standin.Options, front frontLimiter, reads int, ideal time.Duration) {
 	b.Helper()
 	var wall time.Duration
 	var refused, total int64
@@ -114,7 +121,7 @@ func measurePacing(b *testing.B, name string, opts standin.Options, reads int, i
 			defer f.Close()
 			opts.Trace = f
 		}
-		r := runPacing(b, opts, reads, DefaultMaxConcurrent)
+		r := runPacing(b, opts, front, reads, DefaultMaxConcurrent)
 		wall += r.wall
 		refused += r.refused
 		total += r.requests
@@ -169,14 +176,22 @@ type pacingRun struct {
 }
 
 // runPacing takes reads as Terraform's walkers do, through a client with the
-// provider's default settings but for maxConcurrent.
-func runPacing(b *testing.B, opts standin.Options, reads, maxConcurrent int) pacingRun {
+// provider's default settings but for maxConcurrent, from the stand-in
+// limited by opts, or, with a front, from an unlimited one behind it.
+func runPacing(b *testing.B, opts standin.Options, front frontLimiter, reads, maxConcurrent int) pacingRun {
 	b.Helper()
+	if front != nil {
+		opts = standin.Options{Work: opts.Work, Trace: opts.Trace}
+	}
 	opts.Environments = []standin.Environment{{Name: "development", Token: testToken, Profiles: standin.Generate(reads)}}
 	s := standin.New(opts)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
-	base, err := ParseBaseURL(srv.URL + "/development/api/v1")
+	addr, statuses := srv.Listener.Addr().String(), func() []string { return nil }
+	if front != nil {
+		addr, statuses = front(b, addr)
+	}
+	base, err := ParseBaseURL("http://" + addr + "/development/api/v1")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -205,5 +220,10 @@ func runPacing(b *testing.B, opts standin.Options, reads, maxConcurrent int) pac
 	wg.Wait()
 	// Until the last read ended: a walker's pause after its last read is
 	// not part of the plan, as Terraform takes none.
-	return pacingRun{wall: slices.Max(ended), requests: s.Requests.Load(), refused: s.Limited.Load()}
+	run := pacingRun{wall: slices.Max(ended), requests: s.Requests.Load(), refused: s.Limited.Load()}
+	if front != nil {
+		all := statuses()
+		run.requests, run.refused = int64(len(all)), int64(refusals(all))
+	}
+	return run
 }

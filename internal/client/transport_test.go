@@ -99,7 +99,7 @@ func TestTransport_obeysAnAnnouncedQuota(t *testing.T) {
 func TestTransport_readsThroughRealLimiters(t *testing.T) {
 	const unavoidable = 3*DefaultMaxConcurrent + 12
 	t.Parallel()
-	for name, start := range map[string]func(t *testing.T, upstream string) (addr string, statuses func() []string){
+	for name, start := range map[string]frontLimiter{
 		"nginx limit_req":                      startNginx,
 		"HAProxy request rate, refusals count": startHAProxy,
 	} {
@@ -111,8 +111,10 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 			srv := httptest.NewServer(s)
 			t.Cleanup(srv.Close)
 			addr, statuses := start(t, srv.Listener.Addr().String())
+			// The provider's waits between attempts: with no Retry-After,
+			// they are all a client has to outlast a window.
 			c := clientFor(t, "http://"+addr+"/development/api/v1", func(c *Config) {
-				c.MaxRetries, c.MaxWait, c.Timeout = 5, 2*time.Second, 30*time.Second
+				c.MaxRetries, c.MinWait, c.MaxWait, c.Timeout = DefaultMaxRetries, DefaultMinWait, DefaultMaxWait, DefaultTimeout
 			})
 			list, err := c.ListProfiles(context.Background())
 			if err != nil {
@@ -123,12 +125,7 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 			}
 			readAll(t, c, n)
 			all := statuses()
-			refused := 0
-			for _, status := range all {
-				if status == "429" {
-					refused++
-				}
-			}
+			refused := refusals(all)
 			t.Logf("%d of %d requests refused", refused, len(all))
 			if refused == 0 || refused > unavoidable {
 				t.Errorf("%d of %d requests refused; want some, and no more than %d", refused, len(all), unavoidable)
@@ -137,11 +134,16 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 	}
 }
 
+// frontLimiter starts a real limiter on loopback in front of upstream, for
+// the test, and returns its address and what gives the status of every
+// request it answered so far.
+type frontLimiter func(t testing.TB, upstream string) (addr string, statuses func() []string)
+
 // startNginx runs nginx on loopback in front of upstream, limiting requests
 // as limit_req does (a leaky bucket of 50 a second, a burst of 10 served at
 // once), refusals answered 429 with no Retry-After. It returns its address,
 // and what gives the status of every request it answered so far.
-func startNginx(t *testing.T, upstream string) (string, func() []string) {
+func startNginx(t testing.TB, upstream string) (string, func() []string) {
 	t.Helper()
 	d := newDaemon(t, "nginx")
 	writeTestFile(t, d.path("nginx.conf"), fmt.Sprintf(`daemon off;
@@ -170,7 +172,7 @@ http {
 // startHAProxy runs HAProxy on loopback in front of upstream, refusing
 // (429, no Retry-After) a request when more than 50 came in the last second,
 // refused ones counted too, as a stick table's http_req_rate does.
-func startHAProxy(t *testing.T, upstream string) (string, func() []string) {
+func startHAProxy(t testing.TB, upstream string) (string, func() []string) {
 	t.Helper()
 	d := newDaemon(t, "haproxy")
 	writeTestFile(t, d.path("haproxy.cfg"), fmt.Sprintf(`global
@@ -196,8 +198,19 @@ backend standin
 	return d.addr, func() []string { return logLines(t, d.path("haproxy.out")) }
 }
 
+// refusals counts the 429s among statuses.
+func refusals(statuses []string) int {
+	n := 0
+	for _, status := range statuses {
+		if status == "429" {
+			n++
+		}
+	}
+	return n
+}
+
 // logLines is the lines of a log.
-func logLines(t *testing.T, name string) []string {
+func logLines(t testing.TB, name string) []string {
 	t.Helper()
 	b, err := os.ReadFile(name)
 	if err != nil {
