@@ -23,8 +23,7 @@ func (c *Client) readList(ctx context.Context) (*listing.List, error) {
 	var tooLarge *listing.TooLargeError
 	switch {
 	case errors.As(err, &shape):
-		p := shape.Page
-		return nil, c.shapeError(shape.URL, &response{status: p.Status, url: p.URL, header: p.Header, body: p.Body}, shape.Err)
+		return nil, c.shapeError(shape.URL, shape.Page, shape.Err)
 	case errors.As(err, &tooLarge):
 		return nil, &RequestError{Kind: ErrBodyTooLarge, Method: http.MethodGet, URL: tooLarge.URL, Cause: tooLarge}
 	}
@@ -35,11 +34,7 @@ func (c *Client) readList(ctx context.Context) (*listing.List, error) {
 type pageSource struct{ c *Client }
 
 func (s pageSource) Fetch(ctx context.Context, u *url.URL) (*listing.Page, error) {
-	resp, err := s.c.get(ctx, u)
-	if err != nil {
-		return nil, err
-	}
-	return &listing.Page{URL: resp.url, Status: resp.status, Header: resp.header, Body: resp.body, Requests: resp.attempts}, nil
+	return s.c.get(ctx, u)
 }
 
 func (s pageSource) OnOrigin(u *url.URL) bool { return sameOrigin(s.c.base, u) }

@@ -19,12 +19,12 @@ func (c *Client) GetProfile(ctx context.Context, key string) (listing.Profile, e
 	if err != nil {
 		return listing.Profile{}, err
 	}
-	if listing.IsErrorObject(resp.body) {
+	if listing.IsErrorObject(resp.Body) {
 		e := c.shapeError(u, resp, nil)
 		e.Kind, e.Key = ErrErrorObject, key
 		return listing.Profile{}, e
 	}
-	p, err := listing.DecodeProfile(resp.body)
+	p, err := listing.DecodeProfile(resp.Body)
 	if err != nil {
 		return listing.Profile{}, c.shapeError(u, resp, err)
 	}

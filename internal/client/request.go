@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -25,20 +26,12 @@ import (
 // set on its own with TF_LOG_PROVIDER_BROWSERPROFILE_HTTP.
 const logSubsystem = "http"
 
-// response is one successful (2xx) answer whose body is JSON.
-type response struct {
-	status   int
-	url      *url.URL
-	header   http.Header
-	body     []byte
-	attempts int // requests sent for it, retries included
-}
-
-// get sends one GET, with retries, and returns a 2xx JSON answer or a
+// get sends one GET, with retries, and returns a 2xx JSON answer (a
+// listing.Page, whether a page of the list or one profile) or a
 // *RequestError. Identical reads in flight at the same time are sent once,
 // under a context that no one caller's cancellation ends (shared.go); each
 // caller waits on its own context.
-func (c *Client) get(ctx context.Context, u *url.URL) (*response, error) {
+func (c *Client) get(ctx context.Context, u *url.URL) (*listing.Page, error) {
 	flight := c.flights.DoChan(u.String(), func() (any, error) {
 		fctx, cancel := detached(ctx)
 		defer cancel()
@@ -60,7 +53,7 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*response, error) {
 	if r.Err != nil {
 		return nil, r.Err
 	}
-	resp, ok := r.Val.(*response)
+	resp, ok := r.Val.(*listing.Page)
 	if !ok {
 		return nil, fmt.Errorf("client: unexpected result %T", r.Val)
 	}
@@ -106,7 +99,7 @@ func (l *attemptLog) snapshot() (n, refused, status int, requestID string) {
 	return l.n, l.refused, l.status, l.requestID
 }
 
-func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
+func (c *Client) fetch(ctx context.Context, u *url.URL) (*listing.Page, error) {
 	start := time.Now()
 	attempts := &attemptLog{}
 	ctx = context.WithValue(c.logContext(ctx), attemptLogKey{}, attempts)
@@ -207,7 +200,7 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*response, error) {
 		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
 	n, _, _, _ := attempts.snapshot()
-	return &response{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: body, attempts: n}, nil
+	return &listing.Page{URL: resp.Request.URL, Status: resp.StatusCode, Header: resp.Header, Body: body, Requests: n}, nil
 }
 
 // offered names the media types a 406 or 415 answer says the service has.
@@ -229,9 +222,9 @@ func plainHTTPToTLSPort(body []byte) bool {
 }
 
 // shapeError reports a 2xx answer whose JSON could not be decoded.
-func (c *Client) shapeError(u *url.URL, resp *response, cause error) *RequestError {
-	return &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: c.display(u), StatusCode: resp.status,
-		RequestID: c.redactor.Quote(requestID(resp.header)), Excerpt: excerpt(resp.body, c.redactor), Cause: redactedError(cause, c.redactor)}
+func (c *Client) shapeError(u *url.URL, resp *listing.Page, cause error) *RequestError {
+	return &RequestError{Kind: ErrUnexpectedShape, Method: http.MethodGet, URL: c.display(u), StatusCode: resp.Status,
+		RequestID: c.redactor.Quote(requestID(resp.Header)), Excerpt: excerpt(resp.Body, c.redactor), Cause: redactedError(cause, c.redactor)}
 }
 
 // readBody reads a whole body, refusing one over limit bytes. Memory stays

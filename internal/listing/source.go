@@ -20,8 +20,8 @@ import (
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
-// Page is one answer to a request for a page: a 2xx answer whose body is
-// JSON.
+// Page is one 2xx answer whose body is JSON: a page of the list, or, for
+// the client, one profile's record.
 type Page struct {
 	URL      *url.URL // the address answered, after any redirect
 	Status   int
