@@ -111,13 +111,20 @@ func holds(v []byte, values []string) bool {
 // member returns the value at path in the record raw: from its top, or
 // from its JSON:API attributes.
 func member(raw []byte, path string) ([]byte, bool) {
+	v, _, ok := locate(raw, path)
+	return v, ok
+}
+
+// locate is member, with the path from the record's top where the value
+// was found: path, or "attributes." and path.
+func locate(raw []byte, path string) (v []byte, full string, ok bool) {
 	if v, ok := walk(raw, path); ok {
-		return v, true
+		return v, path, true
 	}
-	if attrs, ok := field(raw, "attributes"); ok && firstByte(attrs) == '{' {
-		return walk(attrs, path)
+	if v, ok := walk(attributesOf(raw), path); ok {
+		return v, "attributes." + path, true
 	}
-	return nil, false
+	return nil, "", false
 }
 
 // walk follows the dotted path through objects.
@@ -239,12 +246,9 @@ type pathTree map[string]pathTree
 func trim(raw []byte, fields []string) []byte {
 	keep := pathTree{}
 	for _, path := range append([]string{keyField}, fields...) {
-		full := path
-		if _, ok := walk(raw, path); !ok {
-			if _, ok := walk(attributesOf(raw), path); !ok {
-				continue
-			}
-			full = "attributes." + path
+		_, full, ok := locate(raw, path)
+		if !ok {
+			continue
 		}
 		node := keep
 		segs := strings.Split(full, ".")
