@@ -47,10 +47,6 @@ func main() {
 	if err != nil {
 		log.Fatalf("registry: %v", err)
 	}
-	services := "http://" + ln.Addr().String() + "/v1/providers/"
-	fmt.Printf("\nA CLI configuration (TF_CLI_CONFIG_FILE) that installs from it:\n\n")
-	for _, h := range []string{"registry.terraform.io", "registry.opentofu.org"} {
-		fmt.Printf("host %q {\n  services = {\n    \"providers.v1\" = %q\n  }\n}\n", h, services)
-	}
+	fmt.Printf("\nA CLI configuration (TF_CLI_CONFIG_FILE) that installs from it:\n\n%s", registry.CLIConfig("http://"+ln.Addr().String()))
 	log.Fatal(http.Serve(ln, reg))
 }

@@ -92,11 +92,7 @@ func serveRegistry(t *testing.T, rels ...registry.Release) (*registry.Registry, 
 // configuration sends both public registries' hosts to the registry at url.
 func installWorkspace(t *testing.T, bin, url string) *workspace {
 	t.Helper()
-	var rc strings.Builder
-	for _, host := range []string{"registry.terraform.io", "registry.opentofu.org"} {
-		fmt.Fprintf(&rc, "host %q {\n  services = {\n    \"providers.v1\" = %q\n  }\n}\n", host, url+"/v1/providers/")
-	}
-	return makeWorkspace(t, bin, rc.String(), fmt.Sprintf(`terraform {
+	return makeWorkspace(t, bin, registry.CLIConfig(url), fmt.Sprintf(`terraform {
   required_providers {
     browserprofile = {
       source  = "browserprofile/browserprofile"

@@ -53,6 +53,22 @@ func ReadRehearsal(dir string) (Release, error) {
 	return Release{Version: version, Dir: dir, KeyID: strings.TrimSpace(string(id)), KeyArmor: string(armor)}, nil
 }
 
+// hosts are the public registries whose providers a CLI configuration
+// sends to a registry on loopback: Terraform's and OpenTofu's.
+var hosts = []string{"registry.terraform.io", "registry.opentofu.org"}
+
+// CLIConfig is the CLI configuration (TF_CLI_CONFIG_FILE) that installs
+// providers from both hosts out of the registry served at base
+// ("http://127.0.0.1:PORT"): a host block each, naming its providers.v1
+// service.
+func CLIConfig(base string) string {
+	var b strings.Builder
+	for _, host := range hosts {
+		fmt.Fprintf(&b, "host %q {\n  services = {\n    \"providers.v1\" = %q\n  }\n}\n", host, base+"/v1/providers/")
+	}
+	return b.String()
+}
+
 // Registry serves the releases of one provider, namespace/type, under
 // /v1/providers/ (the providers.v1 service address) and their files under
 // /files/.
@@ -182,9 +198,7 @@ func (r *Registry) serveVersions(w http.ResponseWriter) {
 }
 
 func (r *Registry) serveDownload(w http.ResponseWriter, req *http.Request, version, platform string) {
-	r.mu.Lock()
-	p, ok := r.versions[version]
-	r.mu.Unlock()
+	p, ok := r.version(version)
 	var a archive
 	if ok {
 		a, ok = p.archives[platform]
@@ -219,9 +233,7 @@ func (r *Registry) serveDownload(w http.ResponseWriter, req *http.Request, versi
 // reachable.
 func (r *Registry) serveFile(w http.ResponseWriter, req *http.Request, rest string) {
 	version, name, _ := strings.Cut(rest, "/")
-	r.mu.Lock()
-	p, ok := r.versions[version]
-	r.mu.Unlock()
+	p, ok := r.version(version)
 	if ok {
 		ok = name == p.sums || name == p.sums+".sig"
 		for _, a := range p.archives {
@@ -233,6 +245,14 @@ func (r *Registry) serveFile(w http.ResponseWriter, req *http.Request, rest stri
 		return
 	}
 	http.ServeFile(w, req, filepath.Join(p.Dir, name))
+}
+
+// version is a published release, by its version.
+func (r *Registry) version(v string) (*published, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.versions[v]
+	return p, ok
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
