@@ -215,34 +215,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.inFlight.Leave()
 	}
+	now := time.Now() // when the limiters count the request
 	limit := s.opts.RateLimit
 	if s.opts.RateDropAfter > 0 && n >= int64(s.opts.RateDropAfter) {
 		limit /= 2 // a quota tightened mid-plan, whichever the limiter
 	}
 	if s.bucket != nil {
 		if s.bucket.Rate() != limit {
-			s.bucket.SetRate(time.Now(), limit)
+			s.bucket.SetRate(now, limit)
 		}
-		if wait, ok := s.bucket.Take(time.Now()); !ok {
+		if wait, ok := s.bucket.Take(now); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.RateWindow && s.opts.RateLimit > 0 {
-		if wait, ok := s.window.Take(time.Now(), int(limit)); !ok {
+		if wait, ok := s.window.Take(now, int(limit)); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
-		if wait, ok := s.rolling.Take(time.Now(), int(limit), s.opts.RateCountRefused); !ok {
+		if wait, ok := s.rolling.Take(now, int(limit), s.opts.RateCountRefused); !ok {
 			s.tooMany(w, wait)
 			return
 		}
 	}
 	if s.opts.Quota > 0 {
-		remaining, reset := s.quota.Take(time.Now())
-		s.quota.Announce(w.Header(), s.opts.Announce, time.Now(), remaining, reset)
+		remaining, reset := s.quota.Take(now)
+		s.quota.Announce(w.Header(), s.opts.Announce, now, remaining, reset)
 		if remaining < 0 {
 			s.tooMany(w, time.Until(reset))
 			return
