@@ -5,13 +5,14 @@
 # if it is that version, or else that version built once from the Go module
 # proxy and cached. --version prints the version alone.
 #
-# v2.14.3: 2.15.0 and 2.15.1 add the signature back into SHA256SUMS after
-# signing it, so that no signature of theirs verifies and terraform init
-# refuses every release; the newer ones do not build with the go.mod
-# toolchain. make install-test proves the pin: gpg --verify, then init.
+# v2.17.1, the newest the go.mod toolchain builds (2.18 declares Go 1.27).
+# 2.15.0 and 2.15.1 add the signature back into SHA256SUMS after signing it,
+# so that no signature of theirs verifies and terraform init refuses every
+# release (RELEASING.md). make install-test proves the pin: the release
+# verified against its key alone, then init.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-version=v2.14.3
+version=v2.17.1
 if [ "${1:-}" = --version ]; then
   echo "$version"
   exit 0

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Prints the path of an OpenTofu 1.10 binary, built once from the Go module
-# proxy (about 7 minutes) and cached outside the repository. OpenTofu's module
+# Prints the path of an OpenTofu binary of the current line (1.12), built
+# once from the Go module proxy (about 7 minutes) and cached outside the
+# repository. OpenTofu's module
 # has replace directives, so `go install` refuses it: the module is downloaded
 # and built in place.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-version=v1.10.7
+version=v1.12.6
 cache="$(tool_cache "tofu-$version-release")"
 if [ ! -x "$cache/tofu" ]; then
   echo "building OpenTofu $version from the Go module proxy into $cache (about 7 minutes, once)" >&2

@@ -5,8 +5,16 @@
 # "No base address" on the first plan. The provider checks the rest of each
 # address (scheme, /api/v1) when it starts; this refuses only what cannot be
 # an address at all.
+#
+# With PUBLIC_KEY (the release workflow passes signing-key.asc), it also
+# refuses when no public signing key is committed there: the release is
+# verified against that key before it is published, so none is made without.
 set -euo pipefail
 status=0
+if [ $# -gt 0 ] && [ ! -s "$1" ]; then
+  echo "release refused: no public signing key is committed at $1; the release is verified against it before it is published, so a maintainer commits the signing key's ASCII-armored public half there first (RELEASING.md, \"The signing key\")" >&2
+  status=1
+fi
 for var in BROWSERPROFILE_PRODUCTION_BASE_URL BROWSERPROFILE_DEVELOPMENT_BASE_URL; do
   value="${!var:-}"
   if [ -z "$value" ]; then

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Usage: release-rehearsal.sh [--host-only] VERSION OUT_DIR
+# Usage: release-rehearsal.sh [--platforms OS_ARCH,...] VERSION OUT_DIR
 #
 # A release as the release workflow makes it, except publishing: the working
 # tree (committed or not) is copied to a throwaway repository tagged
 # vVERSION, and goreleaser runs `release --skip=publish` with the project's
 # own .goreleaser.yml, signing SHA256SUMS with a throwaway GPG key made for
-# the run in a temporary keyring. Then gpg --verify checks the signature,
-# sha256sum -c the archives, and SHA256SUMS is checked to list exactly the
-# archives and the manifest. OUT_DIR receives the zips, SHA256SUMS, its .sig,
-# the manifest, and the public key (signing-key.asc) with its long ID
-# (signing-key.id), ready for a provider registry.
+# the run in a temporary keyring. The workflow's own checks run on it:
+# check-signing-key.sh before the build (the key is made for a day, so it is
+# held to no 30 days), and verify-release.sh on the files a release uploads,
+# against the throwaway public key alone. OUT_DIR receives the zips,
+# SHA256SUMS, its .sig, the manifest, and the public key (signing-key.asc)
+# with its long ID (signing-key.id), ready for a provider registry.
 #
-# --host-only cuts the configuration's targets to this machine's platform, for
-# the install test; without it, every configured platform is built.
+# --platforms cuts the configuration's targets to the platforms listed
+# (comma-separated; "host" is this machine's), for the install tests;
+# without it, every configured platform is built.
 #
 # BROWSERPROFILE_PRODUCTION_BASE_URL and BROWSERPROFILE_DEVELOPMENT_BASE_URL
 # are built in, as in a release; goreleaser refuses to start without them.
@@ -20,9 +22,9 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 
-host_only=false
-if [ "${1:-}" = --host-only ]; then host_only=true; shift; fi
-[ $# -eq 2 ] || { echo "usage: $0 [--host-only] VERSION OUT_DIR" >&2; exit 2; }
+platforms=""
+if [ "${1:-}" = --platforms ]; then platforms="${2//host/$(go env GOOS)_$(go env GOARCH)}"; shift 2; fi
+[ $# -eq 2 ] || { echo "usage: $0 [--platforms OS_ARCH,...] VERSION OUT_DIR" >&2; exit 2; }
 version="$1"
 out="$2"
 command -v gpg >/dev/null || { echo "the rehearsal signs with gpg: apt-get install gnupg" >&2; exit 1; }
@@ -53,17 +55,20 @@ mkdir -m 700 "$GNUPGHOME"
 gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
   --quick-generate-key "browserprofile release rehearsal <rehearsal@invalid>" rsa3072 sign 1d 2>/dev/null
 fingerprint="$(gpg --batch --with-colons --list-secret-keys 2>/dev/null | awk -F: '$1 == "fpr" { print $10; exit }')"
+gpg --batch --armor --export "$fingerprint" >"$work/signing-key.asc"
+GPG_FINGERPRINT="$fingerprint" "$here/check-signing-key.sh" --min-days 0 "$work/signing-key.asc"
 
 config="$root/.goreleaser.yml"
-if $host_only; then
-  platform="$(go env GOOS)_$(go env GOARCH)"
+if [ -n "$platforms" ]; then
   config="$work/goreleaser.yml"
   # The targets list is the one place .goreleaser.yml names platforms.
-  awk -v p="$platform" '
-    /^    targets:/ { print; print "      - " p; skip = 1; next }
+  awk -v list="$platforms" '
+    /^    targets:/ { print; n = split(list, p, ","); for (i = 1; i <= n; i++) print "      - " p[i]; skip = 1; next }
     skip && /^      - / { next }
     { skip = 0; print }' "$root/.goreleaser.yml" >"$config"
-  grep -q "^      - $platform\$" "$config" || { echo "no targets list to cut in .goreleaser.yml" >&2; exit 1; }
+  for p in ${platforms//,/ }; do
+    grep -q "^      - $p\$" "$config" || { echo "no targets list to cut in .goreleaser.yml" >&2; exit 1; }
+  done
 fi
 
 (cd "$work/src" && GPG_FINGERPRINT="$fingerprint" "$gr" release --clean --skip=publish,announce \
@@ -75,23 +80,20 @@ fi
 
 dist="$work/src/dist"
 sums="terraform-provider-browserprofile_${version}_SHA256SUMS"
-gpg --batch --verify "$dist/$sums.sig" "$dist/$sums" 2>"$work/verify.log" || {
+# What the release uploads: the archives, SHA256SUMS and its signature, and
+# the manifest under its release name (release.extra_files).
+upload="$work/upload"
+mkdir "$upload"
+cp "$dist"/terraform-provider-browserprofile_"${version}"_*.zip "$dist/$sums" "$dist/$sums.sig" "$upload/"
+cp "$work/src/terraform-registry-manifest.json" "$upload/terraform-provider-browserprofile_${version}_manifest.json"
+"$here/verify-release.sh" "$version" "$upload" "$work/signing-key.asc" 2>"$work/verify.log" || {
   cat "$work/verify.log" >&2
-  echo "the release rehearsal failed: gpg --verify refused $sums.sig" >&2
-  exit 1
-}
-# The release uploads the manifest under this name (release.extra_files).
-cp "$work/src/terraform-registry-manifest.json" "$dist/terraform-provider-browserprofile_${version}_manifest.json"
-(cd "$dist" && sha256sum --quiet -c "$sums")
-listed="$(awk '{ print $2 }' "$dist/$sums" | sort)"
-expected="$(cd "$dist" && ls -1 terraform-provider-browserprofile_"${version}"_*.zip "terraform-provider-browserprofile_${version}_manifest.json" | sort)"
-[ "$listed" = "$expected" ] || {
-  printf 'the release rehearsal failed: %s lists\n%s\nbut the release holds\n%s\n' "$sums" "$listed" "$expected" >&2
+  echo "the release rehearsal failed: the release did not verify (above)" >&2
   exit 1
 }
 
 mkdir -p "$out"
-cp "$dist/$sums" "$dist/$sums.sig" $(awk -v d="$dist/" '{ print d $2 }' "$dist/$sums") "$out/"
-gpg --batch --armor --export "$fingerprint" >"$out/signing-key.asc"
+cp "$upload"/* "$out/"
+cp "$work/signing-key.asc" "$out/signing-key.asc"
 echo "${fingerprint: -16}" >"$out/signing-key.id"
-echo "release $version rehearsed: $(echo "$listed" | wc -l) files in $sums, signature verified; artifacts in $out" >&2
+echo "release $version rehearsed: $(wc -l <"$upload/$sums") files in $sums, verified against the key alone; artifacts in $out" >&2

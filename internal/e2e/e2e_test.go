@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	cleanupRehearsals()
 	if pluginDir != "" {
 		os.RemoveAll(pluginDir)
 	}
