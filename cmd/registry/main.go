@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/loopback"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/registry"
 )
 
@@ -29,7 +29,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if host, _, err := net.SplitHostPort(*addr); err != nil || !client.IsLoopback(host) {
+	if host, _, err := net.SplitHostPort(*addr); err != nil || !loopback.Is(host) {
 		log.Fatalf("registry: -addr must be a loopback address, got %q", *addr)
 	}
 	reg := registry.New("browserprofile", "browserprofile")

@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/loopback"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -53,14 +53,20 @@ func writeShellFile(path, first, cliConfig, base string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-func main() {
-	var opts standin.Options
-	addr := flag.String("addr", "127.0.0.1:0", "loopback address to listen on")
-	envFile := flag.String("env-file", "", "write BROWSERPROFILE_* variables to this file, the development environment as the default")
-	shellFile := flag.String("shell-file", "", "write export lines for a shell to this file: both environments' addresses and tokens, and TF_CLI_CONFIG_FILE (-cli-config)")
-	cliConfig := flag.String("cli-config", "", "with -shell-file: the Terraform CLI configuration (dev_overrides) to export as TF_CLI_CONFIG_FILE")
-	shellFirst := flag.String("shell-source", "", "with -shell-file: a file for it to source first (make cli's)")
-	generate := flag.Int("generate", 0, "serve this many generated profiles in development instead of the fixture")
+// commandLine is what the flags set besides the stand-in's options.
+type commandLine struct {
+	addr, envFile, shellFile, cliConfig, shellFirst, trace, tlsDir *string
+	generate                                                       *int
+}
+
+// parseFlags reads the command line.
+func parseFlags() (opts standin.Options, cl commandLine) {
+	cl.addr = flag.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	cl.envFile = flag.String("env-file", "", "write BROWSERPROFILE_* variables to this file, the development environment as the default")
+	cl.shellFile = flag.String("shell-file", "", "write export lines for a shell to this file: both environments' addresses and tokens, and TF_CLI_CONFIG_FILE (-cli-config)")
+	cl.cliConfig = flag.String("cli-config", "", "with -shell-file: the Terraform CLI configuration (dev_overrides) to export as TF_CLI_CONFIG_FILE")
+	cl.shellFirst = flag.String("shell-source", "", "with -shell-file: a file for it to source first (make cli's)")
+	cl.generate = flag.Int("generate", 0, "serve this many generated profiles in development instead of the fixture")
 	flag.StringVar(&opts.Shape, "shape", "", "list body shape: array, data, profiles_total, data_items")
 	flag.StringVar(&opts.Paging, "paging", "", "paging mode: "+strings.Join(slices.Sorted(maps.Keys(standin.PagingModes)), ", "))
 	flag.IntVar(&opts.PageSize, "page-size", 0, "profiles per page when paging")
@@ -83,67 +89,89 @@ func main() {
 	flag.DurationVar(&opts.Work, "work", 0, "a random delay up to this after each request is counted and accepted, before it is answered, as a real service's own work varies")
 	flag.DurationVar(&opts.Jitter, "jitter", 0, "a random delay up to this before each request is counted, as requests reach a real limiter unevenly")
 	flag.Int64Var(&opts.Oversize, "oversize", 0, "serve the list as a streamed JSON array of this many bytes, with no Content-Length")
-	trace := flag.String("trace", "", "append a line per request to this file: milliseconds since start, status, path")
-	tlsDir := flag.String("tls", "", "serve https with a certificate authority made for the run, requiring a client certificate it issued; write ca.pem, client.pem and client-key.pem to this folder and name them in the env files")
+	cl.trace = flag.String("trace", "", "append a line per request to this file: milliseconds since start, status, path")
+	cl.tlsDir = flag.String("tls", "", "serve https with a certificate authority made for the run, requiring a client certificate it issued; write ca.pem, client.pem and client-key.pem to this folder and name them in the env files")
 	flag.Parse()
-	if *trace != "" {
-		f, err := os.Create(*trace)
+	return opts, cl
+}
+
+func main() {
+	opts, cl := parseFlags()
+	if *cl.trace != "" {
+		f, err := os.Create(*cl.trace)
 		if err != nil {
 			log.Fatalf("standin: %v", err)
 		}
 		defer f.Close()
 		opts.Trace = f
 	}
-
-	if host, _, err := net.SplitHostPort(*addr); err != nil || !client.IsLoopback(host) {
-		log.Fatalf("standin: -addr must be a loopback address, got %q", *addr)
+	if host, _, err := net.SplitHostPort(*cl.addr); err != nil || !loopback.Is(host) {
+		log.Fatalf("standin: -addr must be a loopback address, got %q", *cl.addr)
 	}
 	opts.Environments = standin.DemoEnvironments()
-	if *generate > 0 {
-		opts.Environments[1].Profiles = standin.Generate(*generate)
+	if *cl.generate > 0 {
+		opts.Environments[1].Profiles = standin.Generate(*cl.generate)
 	}
 	srv := standin.New(opts)
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, base, tlsVars, err := listen(*cl.addr, *cl.tlsDir)
 	if err != nil {
 		log.Fatalf("standin: %v", err)
-	}
-	base := "http://" + ln.Addr().String()
-	var tlsVars []string
-	if *tlsDir != "" {
-		if ln, tlsVars, err = serveTLS(ln, *tlsDir); err != nil {
-			log.Fatalf("standin: %v", err)
-		}
-		base = "https://" + ln.Addr().String()
 	}
 	for _, env := range opts.Environments {
 		fmt.Printf("%s: %s/%s/api/v1 (%d profiles)\n", env.Name, base, env.Name, len(env.Profiles))
 	}
-	if *shellFile != "" {
-		if err := writeShellFile(*shellFile, *shellFirst, *cliConfig, base); err != nil {
+	if *cl.shellFile != "" {
+		if err := writeShellFile(*cl.shellFile, *cl.shellFirst, *cl.cliConfig, base); err != nil {
 			log.Fatalf("standin: %v", err)
 		}
 		fmt.Printf("\nIn another shell, paste this line to point Terraform and OpenTofu at the stand-in and at the provider just built:\n\n  source %s\n\n"+
 			"Then terraform plan (or tofu plan) works in any folder, with no init: the README's Usage example reads the production environment.\n"+
-			"Ctrl-C stops the stand-in.\n\n", *shellFile)
+			"Ctrl-C stops the stand-in.\n\n", *cl.shellFile)
 	}
-
 	// Written last: scripts wait for it as the sign that the stand-in is up
 	// and every file it writes is there.
-	if *envFile != "" {
-		vars := []string{
-			"BROWSERPROFILE_ENVIRONMENT=development",
-			"BROWSERPROFILE_BASE_URL=" + base + "/development/api/v1",
-			"BROWSERPROFILE_API_TOKEN=" + standin.DemoDevelopmentToken,
-			"BROWSERPROFILE_PRODUCTION_BASE_URL=" + base + "/production/api/v1",
-			"BROWSERPROFILE_PRODUCTION_API_TOKEN=" + standin.DemoProductionToken,
-		}
-		vars = append(vars, tlsVars...)
-		if err := os.WriteFile(*envFile, []byte(strings.Join(vars, "\n")+"\n"), 0o600); err != nil {
+	if *cl.envFile != "" {
+		if err := writeEnvFile(*cl.envFile, base, tlsVars); err != nil {
 			log.Fatalf("standin: %v", err)
 		}
 	}
+	serve(ln, srv)
+}
 
+// listen opens addr, with TLS when tlsDir is set (serveTLS), and returns
+// the base of every address and the variables naming the TLS files.
+func listen(addr, tlsDir string) (net.Listener, string, []string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if tlsDir == "" {
+		return ln, "http://" + ln.Addr().String(), nil, nil
+	}
+	ln, tlsVars, err := serveTLS(ln, tlsDir)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return ln, "https://" + ln.Addr().String(), tlsVars, nil
+}
+
+// writeEnvFile writes the BROWSERPROFILE_* variables a provider needs, the
+// development environment as the default.
+func writeEnvFile(path, base string, tlsVars []string) error {
+	vars := []string{
+		"BROWSERPROFILE_ENVIRONMENT=development",
+		"BROWSERPROFILE_BASE_URL=" + base + "/development/api/v1",
+		"BROWSERPROFILE_API_TOKEN=" + standin.DemoDevelopmentToken,
+		"BROWSERPROFILE_PRODUCTION_BASE_URL=" + base + "/production/api/v1",
+		"BROWSERPROFILE_PRODUCTION_API_TOKEN=" + standin.DemoProductionToken,
+	}
+	vars = append(vars, tlsVars...)
+	return os.WriteFile(path, []byte(strings.Join(vars, "\n")+"\n"), 0o600)
+}
+
+// serve answers on ln until SIGINT or SIGTERM, then prints the counts.
+func serve(ln net.Listener, srv *standin.Server) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	server := &http.Server{Handler: srv}

@@ -2,9 +2,10 @@ package client
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/loopback"
 )
 
 // APIPathSuffix is the version segment every base address ends in
@@ -34,7 +35,7 @@ func ParseBaseURL(raw string) (*url.URL, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !IsLoopback(u.Hostname()) {
+		if !loopback.Is(u.Hostname()) {
 			return nil, fmt.Errorf("plain http:// is accepted only for loopback hosts (127.0.0.0/8, ::1, localhost), since the API token would cross the network in clear text; use https://")
 		}
 	default:
@@ -59,16 +60,6 @@ func withAPISuffix(u *url.URL) string {
 		v.Path += APIPathSuffix
 	}
 	return v.String()
-}
-
-// IsLoopback reports whether host names this machine: localhost or an address
-// in 127.0.0.0/8 or ::1.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // sameOrigin reports whether u has base's scheme, host and port, the only

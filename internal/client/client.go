@@ -34,8 +34,11 @@ const (
 	DefaultMaxBodyBytes   = 256 << 20
 	DefaultMaxPages       = 10000
 	responseHeaderTimeout = 30 * time.Second
-	tlsHandshakeTimeout   = 10 * time.Second
-	maxRedirects          = 5
+	// LongestPause is the longest pause a service's header is read as:
+	// one further off is shown as it was sent, as a pause of a day or more.
+	LongestPause        = pace.LongestPause
+	tlsHandshakeTimeout = 10 * time.Second
+	maxRedirects        = 5
 )
 
 // Config is everything a Client needs. Zero values take the defaults above
@@ -46,7 +49,7 @@ type Config struct {
 	UserAgent string
 
 	MaxRetries        int           // retries after the first attempt; 0 means none
-	MinWait           time.Duration // first back-off wait
+	MinWait           time.Duration // least wait between attempts (retry.go, waits)
 	MaxWait           time.Duration // longest single wait, Retry-After included
 	Timeout           time.Duration // overall deadline of one read, retries and pages included
 	MaxConcurrent     int           // requests in flight at once
@@ -139,13 +142,14 @@ func New(cfg Config) (*Client, error) {
 			Transport:     &pacedTransport{next: transport, pacer: c.pacer, redactor: c.redactor},
 			CheckRedirect: c.checkRedirect,
 		},
-		Logger:       nil, // requests are logged through tflog in request.go
-		RetryWaitMin: cfg.MinWait,
-		RetryWaitMax: cfg.MaxWait,
-		RetryMax:     cfg.MaxRetries,
-		CheckRetry:   c.checkRetry,
-		Backoff:      backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		Logger:         nil, // requests are logged through tflog in request.go
+		RetryWaitMin:   cfg.MinWait,
+		RetryWaitMax:   cfg.MaxWait,
+		RetryMax:       cfg.MaxRetries,
+		CheckRetry:     c.checkRetry,
+		Backoff:        newWaits(nil).backoff,
+		RequestLogHook: beginAttempt,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
 	}
 	return c, nil
 }

@@ -110,8 +110,8 @@ func TestRetryAfter_invalidOrAbsurdValues(t *testing.T) {
 	for v, want := range map[string]time.Duration{
 		"soon": -1, "-5": -1, "NaN": -1, "Inf": -1, "": -1,
 		"1.5":                           1500 * time.Millisecond,
-		"1000000":                       pace.MaxWait,
-		"Wed, 21 Oct 2319 07:28:00 GMT": pace.MaxWait,
+		"1000000":                       pace.LongestPause,
+		"Wed, 21 Oct 2319 07:28:00 GMT": pace.LongestPause,
 		"Sun, 22 Nov 2026 12:00:03 GMT": 3 * time.Second,
 	} {
 		got, ok := retryAfter(http.Header{"Retry-After": {v}}, now)
@@ -257,9 +257,9 @@ func TestRetryAfter_readsRateLimitResetHeadersWithoutRetryAfter(t *testing.T) {
 		{http.Header{"X-Ratelimit-Reset": {"soon"}}, -1, ""},
 		{http.Header{"X-Ratelimit-Reset": {unix}, "Retry-After": {"9"}}, 9 * time.Second, "Retry-After"},
 		{http.Header{"X-Ratelimit-Reset": {strconv.FormatInt(now.Unix()-5, 10)}}, 0, "X-RateLimit-Reset"},
-		{http.Header{"X-Ratelimit-Reset": {"50000000000"}}, pace.MaxWait, "X-RateLimit-Reset"},    // seconds, in the year 3554
-		{http.Header{"X-Ratelimit-Reset": {"50000000000000"}}, pace.MaxWait, "X-RateLimit-Reset"}, // milliseconds, in 3554
-		{http.Header{"X-Ratelimit-Reset": {"1e30"}}, pace.MaxWait, "X-RateLimit-Reset"},
+		{http.Header{"X-Ratelimit-Reset": {"50000000000"}}, pace.LongestPause, "X-RateLimit-Reset"},    // seconds, in the year 3554
+		{http.Header{"X-Ratelimit-Reset": {"50000000000000"}}, pace.LongestPause, "X-RateLimit-Reset"}, // milliseconds, in 3554
+		{http.Header{"X-Ratelimit-Reset": {"1e30"}}, pace.LongestPause, "X-RateLimit-Reset"},
 	} {
 		p, ok := pauseFrom(tc.header, now)
 		if tc.want < 0 && ok || tc.want >= 0 && (!ok || p.wait != tc.want || p.header != tc.from) {

@@ -72,7 +72,7 @@ var (
 type RequestError struct {
 	Kind        error
 	Method      string
-	URL         string // query values elided (redact.Redactor.RedactURL)
+	URL         string // with its query values, without user information, the token masked (redact.Redactor.RedactURL)
 	StatusCode  int    // of the last response, on any attempt; 0 when none arrived
 	Excerpt     string // first bytes of the body, token masked
 	Reason      string // the service's reason, read from an error body (reason.go), token masked
@@ -80,14 +80,15 @@ type RequestError struct {
 	RequestID   string // quoted with Redactor.Quote
 	Attempts    int
 	Elapsed     time.Duration
-	RetryAt     time.Time // for ErrRetryAfterTooLong
-	RetryAfter  string    // the value of RetryHeader, for ErrRetryAfterTooLong
-	RetryHeader string    // Retry-After, or the rate-limit reset header read without one
-	Key         string    // for ErrWrongRecord and ErrErrorObject: the key asked for
-	GotKey      string    // for ErrWrongRecord: the key of the record that came back
-	Proxy       string    // for ErrProxy: the proxy's address, without its credentials
-	ProxyStatus string    // for ErrProxy: its answer to the CONNECT; "" when it was not reached
-	Cause       error     // transport or decoding error, if any, as redacted text
+	RetryAt     time.Time     // for ErrRetryAfterTooLong
+	RetryAfter  string        // the value of RetryHeader, for ErrRetryAfterTooLong
+	RetryHeader string        // Retry-After, or the rate-limit reset header read without one
+	Key         string        // for ErrWrongRecord and ErrErrorObject: the key asked for
+	GotKey      string        // for ErrWrongRecord: the key of the record that came back
+	HeaderWait  time.Duration // for ErrNoAnswer: how long each attempt waited for response headers
+	Proxy       string        // for ErrProxy: the proxy's address, without its credentials
+	ProxyStatus string        // for ErrProxy: its answer to the CONNECT; "" when it was not reached
+	Cause       error         // transport or decoding error, if any, as redacted text
 }
 
 func (e *RequestError) Error() string {

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -60,63 +58,15 @@ func (c *Client) get(ctx context.Context, u *url.URL) (*listing.Page, error) {
 	return resp, nil
 }
 
-// attemptLog follows one read's attempts, for the error that ends it: the
-// last response of any attempt is shown even when the last attempt got none.
-type attemptLog struct {
-	mu        sync.Mutex
-	n         int
-	refused   int
-	status    int
-	requestID string
-}
-
-type attemptLogKey struct{}
-
-func attemptLogFrom(ctx context.Context) *attemptLog {
-	if l, ok := ctx.Value(attemptLogKey{}).(*attemptLog); ok {
-		return l
-	}
-	return &attemptLog{}
-}
-
-// record notes one attempt and returns its number.
-func (l *attemptLog) record(resp *http.Response, err error) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.n++
-	if resp != nil {
-		l.status, l.requestID = resp.StatusCode, requestID(resp.Header)
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		l.refused++
-	}
-	return l.n
-}
-
-func (l *attemptLog) snapshot() (n, refused, status int, requestID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n, l.refused, l.status, l.requestID
-}
-
+// fetch sends one GET through the retry loop and returns its 2xx JSON
+// answer, or the *RequestError that names what went wrong.
 func (c *Client) fetch(ctx context.Context, u *url.URL) (*listing.Page, error) {
 	start := time.Now()
-	attempts := &attemptLog{}
-	ctx = context.WithValue(c.logContext(ctx), attemptLogKey{}, attempts)
-
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	ctx, attempts := withAttempts(c.logContext(ctx))
+	req, err := c.newRequest(ctx, u)
 	if err != nil {
-		return nil, fmt.Errorf("building request for %s: %w", c.display(u), redactedError(err, c.redactor))
+		return nil, err
 	}
-	if sameOrigin(c.base, u) {
-		for name, values := range c.cfg.Headers {
-			req.Header[name] = values
-		}
-	}
-	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
-
 	// The body is read inside the retry loop, so that a connection dropped
 	// halfway through a body is retried like one dropped before it.
 	var body []byte
@@ -132,75 +82,129 @@ func (c *Client) fetch(ctx context.Context, u *url.URL) (*listing.Page, error) {
 	if resp != nil {
 		defer resp.Body.Close()
 	}
-	// fail builds the error; everything in it from outside is redacted here.
-	fail := func(kind error, cause error) *RequestError {
-		n, _, status, id := attempts.snapshot()
-		e := &RequestError{
-			Kind: kind, Method: http.MethodGet, URL: c.display(u), Cause: redactedError(cause, c.redactor),
-			Attempts: n, Elapsed: time.Since(start).Round(time.Millisecond), StatusCode: status,
-		}
-		if resp != nil {
-			e.StatusCode, id = resp.StatusCode, requestID(resp.Header)
-			if body == nil {
-				body, _ = io.ReadAll(io.LimitReader(resp.Body, redact.Window))
-			}
-			e.Excerpt = excerpt(body, c.redactor)
-			if resp.StatusCode >= 400 {
-				e.Reason = c.redactor.Redact(reason(body))
-			}
-			if resp.StatusCode == http.StatusNotAcceptable || resp.StatusCode == http.StatusUnsupportedMediaType {
-				e.Offered = c.redactor.Quote(offered(resp.Header))
-			}
-		}
-		e.RequestID = c.redactor.Quote(id)
-		return e
+	f := &failure{c: c, u: u, start: start, attempts: attempts, resp: resp, body: body}
+	if err != nil {
+		return nil, f.fromTransport(ctx, err)
 	}
-
-	var tooLong *retryAfterTooLong
-	switch {
-	case errors.As(err, &tooLong):
-		e := fail(ErrRetryAfterTooLong, nil)
-		e.RetryAt, e.RetryHeader, e.RetryAfter = tooLong.at, tooLong.header, c.redactor.Quote(tooLong.raw)
-		return nil, e
-	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return nil, err
-	case err != nil:
-		kind := classifyTransportError(ctx, err)
-		e := fail(kind, unwrapURLError(err))
-		if pe, ok := asProxyError(err); ok {
-			e.ProxyStatus = c.redactor.Quote(pe.status)
-			if p, perr := c.proxy(u); perr == nil && p != nil {
-				e.Proxy = proxyDisplay(p)
-			}
-		}
-		return nil, e
+	if kind, cause := statusKind(resp, body); kind != nil {
+		return nil, f.build(kind, cause)
 	}
+	return &listing.Page{URL: resp.Request.URL, Status: resp.StatusCode, Header: resp.Header, Body: cleanText(body), Requests: attempts.number()}, nil
+}
 
+// newRequest is a GET of u with the headers every request carries: the
+// token, JSON, the user agent, and the gateway's headers on the base
+// address's origin only.
+func (c *Client) newRequest(ctx context.Context, u *url.URL) (*retryablehttp.Request, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("building request for %s: %w", c.display(u), redactedError(err, c.redactor))
+	}
+	if sameOrigin(c.base, u) {
+		for name, values := range c.cfg.Headers {
+			req.Header[name] = values
+		}
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	return req, nil
+}
+
+// statusKind names what a response that arrived says, or nil for a 2xx
+// JSON answer; the cause is for a kind that needs explaining.
+func statusKind(resp *http.Response, body []byte) (kind, cause error) {
 	switch code := resp.StatusCode; {
 	case rateLimited(resp):
-		return nil, fail(ErrUnavailable, nil)
+		return ErrUnavailable, nil
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, fail(ErrUnauthorized, nil)
+		return ErrUnauthorized, nil
 	case code == http.StatusNotFound:
-		return nil, fail(ErrNotFound, nil)
+		return ErrNotFound, nil
 	case code == http.StatusBadRequest && plainHTTPToTLSPort(body):
-		return nil, fail(ErrSchemeMismatch, errors.New("the server speaks https on this port, and the base address says http://"))
+		return ErrSchemeMismatch, errors.New("the server speaks https on this port, and the base address says http://")
 	case retryableStatus(code):
-		return nil, fail(ErrUnavailable, nil)
+		return ErrUnavailable, nil
 	case code < 200 || code > 299:
-		return nil, fail(ErrUnexpectedStatus, nil)
+		return ErrUnexpectedStatus, nil
 	case !looksLikeJSON(body):
-		return nil, fail(ErrNotJSON, nil)
+		return ErrNotJSON, nil
 	}
-	// A byte order mark is not part of the record, and Terraform strings
-	// must be UTF-8: a body that is not (Latin-1 from a legacy backend,
-	// say) has its invalid bytes replaced rather than failing the plan later.
+	return nil, nil
+}
+
+// cleanText drops a byte order mark, which is not part of the record, and
+// replaces invalid UTF-8 (Latin-1 from a legacy backend, say): Terraform
+// strings must be UTF-8, and failing the plan later would help no one.
+func cleanText(body []byte) []byte {
 	body = bytes.TrimPrefix(body, []byte("\ufeff"))
 	if !utf8.Valid(body) {
 		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
-	n, _, _, _ := attempts.snapshot()
-	return &listing.Page{URL: resp.Request.URL, Status: resp.StatusCode, Header: resp.Header, Body: body, Requests: n}, nil
+	return body
+}
+
+// failure builds the error that ends a read; everything in it from outside
+// is redacted here.
+type failure struct {
+	c        *Client
+	u        *url.URL
+	start    time.Time
+	attempts *attempts
+	resp     *http.Response // the last attempt's, or nil
+	body     []byte
+}
+
+// fromTransport is the error for a read whose last attempt got no response:
+// err as it is when the caller cancelled.
+func (f *failure) fromTransport(ctx context.Context, err error) error {
+	var tooLong *retryAfterTooLong
+	switch {
+	case errors.As(err, &tooLong):
+		e := f.build(ErrRetryAfterTooLong, nil)
+		e.RetryAt, e.RetryHeader, e.RetryAfter = tooLong.at, tooLong.header, f.c.redactor.Quote(tooLong.raw)
+		return e
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return err
+	}
+	kind := classifyTransportError(ctx, err)
+	e := f.build(kind, unwrapURLError(err))
+	if kind == ErrNoAnswer {
+		e.HeaderWait = f.c.cfg.HeaderTimeout
+	}
+	if pe, ok := asProxyError(err); ok {
+		e.ProxyStatus = f.c.redactor.Quote(pe.status)
+		if p, perr := f.c.proxy(f.u); perr == nil && p != nil {
+			e.Proxy = proxyDisplay(p)
+		}
+	}
+	return e
+}
+
+// build is the error of kind: the attempts, and the last response's status,
+// reason, excerpt and request id.
+func (f *failure) build(kind, cause error) *RequestError {
+	r := f.c.redactor
+	n, status, id := f.attempts.snapshot()
+	e := &RequestError{
+		Kind: kind, Method: http.MethodGet, URL: f.c.display(f.u), Cause: redactedError(cause, r),
+		Attempts: n, Elapsed: time.Since(f.start).Round(time.Millisecond), StatusCode: status,
+	}
+	if resp := f.resp; resp != nil {
+		e.StatusCode, id = resp.StatusCode, requestID(resp.Header)
+		if f.body == nil {
+			f.body, _ = io.ReadAll(io.LimitReader(resp.Body, redact.Window))
+		}
+		e.Excerpt = excerpt(f.body, r)
+		if resp.StatusCode >= 400 {
+			e.Reason = r.Redact(reason(f.body))
+		}
+		if resp.StatusCode == http.StatusNotAcceptable || resp.StatusCode == http.StatusUnsupportedMediaType {
+			e.Offered = r.Quote(offered(resp.Header))
+		}
+	}
+	e.RequestID = r.Quote(id)
+	return e
 }
 
 // offered names the media types a 406 or 415 answer says the service has.
@@ -358,15 +362,17 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 	return ctx
 }
 
-// logAttempt writes one line per attempt: method, address (query values
-// shown, the token masked in them), status, duration and attempt number,
-// never headers; every text from outside redacted.
+// logAttempt writes one line per round trip (a redirect's included):
+// method, address (query values shown, the token masked in them), status,
+// duration and the number of the attempt it belongs to, never headers;
+// every text from outside redacted. It only reads the attempt's number,
+// which the retry loop keeps (attempts).
 func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration, r *redact.Redactor) {
 	ctx := req.Context()
 	fields := map[string]any{
 		"method":      req.Method,
 		"url":         r.RedactURL(req.URL),
-		"attempt":     attemptLogFrom(ctx).record(resp, err),
+		"attempt":     attemptsFrom(ctx).number(),
 		"duration_ms": took.Milliseconds(),
 	}
 	if err != nil {

@@ -10,8 +10,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
@@ -60,8 +63,82 @@ func (e *retryAfterTooLong) Error() string {
 	return e.header + ": " + e.raw
 }
 
+// attempts is the retry loop's record of one read's attempts: their
+// number, the refused connections among them, and the last response any of
+// them got, for the error that ends the read even when the last attempt got
+// none. The loop writes it (beginAttempt before each attempt, checkRetry
+// after it); the log line and the error only read it.
+type attempts struct {
+	mu        sync.Mutex
+	n         int
+	refused   int
+	status    int
+	requestID string
+}
+
+type attemptsKey struct{}
+
+// withAttempts gives a read's context its record of attempts.
+func withAttempts(ctx context.Context) (context.Context, *attempts) {
+	a := &attempts{}
+	return context.WithValue(ctx, attemptsKey{}, a), a
+}
+
+// attemptsFrom is the record withAttempts put in ctx, or nil.
+func attemptsFrom(ctx context.Context) *attempts {
+	a, _ := ctx.Value(attemptsKey{}).(*attempts)
+	return a
+}
+
+// beginAttempt is the retry loop's hook before attempt i (from 0).
+func beginAttempt(_ retryablehttp.Logger, req *http.Request, i int) {
+	if a := attemptsFrom(req.Context()); a != nil {
+		a.mu.Lock()
+		a.n = i + 1
+		a.mu.Unlock()
+	}
+}
+
+// number is the attempt under way, or the last one; 0 outside a read.
+func (a *attempts) number() int {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
+
+// ended notes an attempt's outcome and returns the refused connections so far.
+func (a *attempts) ended(resp *http.Response, err error) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if resp != nil {
+		a.status, a.requestID = resp.StatusCode, requestID(resp.Header)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		a.refused++
+	}
+	return a.refused
+}
+
+func (a *attempts) snapshot() (n, status int, requestID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n, a.status, a.requestID
+}
+
+// errNoAttempts is checkRetry's answer to a request sent without a record
+// of its attempts: a request that did not come through fetch.
+var errNoAttempts = errors.New("client: a request sent without its record of attempts")
+
 // checkRetry decides, after each attempt, whether to try again.
 func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	a := attemptsFrom(ctx)
+	if a == nil {
+		return false, errNoAttempts
+	}
+	refused := a.ended(resp, err)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
@@ -72,7 +149,6 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		case ErrRefused:
 			// A service restarting refuses connections for a moment; nothing
 			// listening refuses them for good, so only a few tries.
-			_, refused, _, _ := attemptLogFrom(ctx).snapshot()
 			return refused < maxRefused, err
 		}
 		return false, err
@@ -119,9 +195,11 @@ func classifyTransportError(ctx context.Context, err error) error {
 	case errors.As(err, &certErr), errors.As(err, &authority), errors.As(err, &hostname), errors.As(err, &invalid):
 		return ErrTLS
 	case errors.As(err, &opErr) && opErr.Op == "remote error":
-		// A TLS alert from the server, as Go reports one.
+		// A TLS alert from the server: crypto/tls reports one over TCP as a
+		// *net.OpError of this Op around an unexported type (its exported
+		// AlertError is QUIC's).
 		return ErrTLSRefused
-	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+	case errors.As(err, &record), errors.Is(err, http.ErrSchemeMismatch):
 		return ErrSchemeMismatch
 	case errors.As(err, &dnsErr):
 		return ErrDNS
@@ -130,26 +208,48 @@ func classifyTransportError(ctx context.Context, err error) error {
 	case errors.Is(err, pace.ErrOutlastsDeadline), ctx.Err() != nil:
 		return ErrTimeout
 	case strings.Contains(err.Error(), "timeout awaiting response headers"):
+		// Transport.ResponseHeaderTimeout's error has no exported type or
+		// sentinel, and other timeouts (a dial's, a TLS handshake's) share
+		// its net.Error Timeout(): only its text tells it apart.
 		return ErrNoAnswer
 	}
 	return ErrUnavailable
 }
 
-// backoff honours Retry-After when the service sends it, and otherwise waits
-// exponentially longer with full jitter, so that many clients that failed
-// together do not come back together.
-func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+// waits draws the wait before each retry. Its model: after attempt i (from
+// 0), a base of minWait·2^i, capped at maxWait, and a wait drawn uniformly
+// between the base and twice the base (capped at maxWait too). So minWait
+// is the least wait between attempts, every wait is at least the one before
+// it could have been, and clients that failed together spread out rather
+// than come back together. A Retry-After is honoured instead, held between
+// minWait and maxWait: one shorter than minWait waits minWait, and one
+// longer than maxWait never gets here (checkRetry fails the read at once).
+type waits struct {
+	mu  sync.Mutex
+	rnd *rand.Rand
+}
+
+// newWaits draws from src; nil is a source seeded from the system's.
+func newWaits(src rand.Source) *waits {
+	if src == nil {
+		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
+	}
+	return &waits{rnd: rand.New(src)}
+}
+
+// backoff is retryablehttp's Backoff: the wait after attempt (from 0).
+func (w *waits) backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
 		if wait, ok := retryAfter(resp.Header, time.Now()); ok {
-			return min(wait, maxWait)
+			return min(max(wait, minWait), maxWait)
 		}
 	}
-	ceiling := float64(minWait) * math.Pow(2, float64(attempt))
-	if ceiling > float64(maxWait) || math.IsInf(ceiling, 0) {
-		ceiling = float64(maxWait)
-	}
-	floor := float64(minWait) / 2
-	return time.Duration(floor + rand.Float64()*(ceiling-floor))
+	base := min(float64(minWait)*math.Pow(2, float64(attempt)), float64(maxWait))
+	ceiling := min(2*base, float64(maxWait))
+	w.mu.Lock()
+	f := w.rnd.Float64()
+	w.mu.Unlock()
+	return time.Duration(base + f*(ceiling-base))
 }
 
 // retryAfter reads how long the service asks to wait (pauseFrom).

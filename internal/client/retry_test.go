@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -118,14 +120,106 @@ func TestRetryAfter_parsesSecondsAndDates(t *testing.T) {
 	}
 }
 
-func TestBackoff_staysWithinBounds(t *testing.T) {
+// Each attempt's wait, from a seeded source: between the base (min_wait
+// doubled per attempt, up to max_wait) and twice the base, never below
+// min_wait, never above max_wait.
+func TestBackoff_growsFromMinWaitToMaxWait(t *testing.T) {
 	t.Parallel()
-	for attempt := range 10 {
-		for range 50 {
-			if w := backoff(time.Second, 8*time.Second, attempt, nil); w < 500*time.Millisecond || w > 8*time.Second {
-				t.Fatalf("attempt %d waited %s", attempt, w)
+	w := newWaits(rand.NewPCG(1, 2))
+	minWait, maxWait := 2*time.Second, 30*time.Second
+	bounds := [][2]time.Duration{
+		{2 * time.Second, 4 * time.Second}, {4 * time.Second, 8 * time.Second},
+		{8 * time.Second, 16 * time.Second}, {16 * time.Second, 30 * time.Second},
+		{30 * time.Second, 30 * time.Second}, {30 * time.Second, 30 * time.Second},
+	}
+	for range 200 {
+		for attempt, b := range bounds {
+			if got := w.backoff(minWait, maxWait, attempt, nil); got < b[0] || got > b[1] {
+				t.Fatalf("attempt %d waited %s, want %s to %s", attempt, got, b[0], b[1])
 			}
 		}
+	}
+	// The draws spread over each window rather than sit at one end.
+	var low, high int
+	for range 200 {
+		switch got := w.backoff(minWait, maxWait, 0, nil); {
+		case got < 3*time.Second:
+			low++
+		default:
+			high++
+		}
+	}
+	if low < 60 || high < 60 {
+		t.Errorf("first waits: %d under 3s, %d over, want both sides of the window", low, high)
+	}
+	if a, b := newWaits(rand.NewPCG(7, 7)).backoff(minWait, maxWait, 2, nil), newWaits(rand.NewPCG(7, 7)).backoff(minWait, maxWait, 2, nil); a != b {
+		t.Errorf("one seed drew %s and %s", a, b)
+	}
+}
+
+// A Retry-After is honoured, held between min_wait and max_wait.
+func TestBackoff_retryAfterHeldToMinWait(t *testing.T) {
+	t.Parallel()
+	w := newWaits(rand.NewPCG(1, 2))
+	for v, want := range map[string]time.Duration{"0": 2 * time.Second, "1": 2 * time.Second, "5": 5 * time.Second, "29": 29 * time.Second} {
+		resp := &http.Response{Header: http.Header{"Retry-After": {v}}}
+		if got := w.backoff(2*time.Second, 30*time.Second, 3, resp); got != want {
+			t.Errorf("Retry-After %s: waited %s, want %s", v, got, want)
+		}
+	}
+}
+
+// Refused connections end a read after maxRefused attempts, however many
+// retries are allowed: nothing listening refuses for good.
+func TestRetry_refusedConnectionsCappedOnTheirOwn(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := clientFor(t, "http://"+addr+"/api/v1", func(c *Config) { c.MaxRetries = 10 })
+	_, err = c.ListProfiles(context.Background())
+	var re *RequestError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRefused) {
+		t.Fatalf("err = %v, want ErrRefused", err)
+	}
+	if re.Attempts != maxRefused {
+		t.Errorf("%d attempts with 10 retries allowed, want %d", re.Attempts, maxRefused)
+	}
+}
+
+// The attempt count is the retry loop's: a redirect within an attempt is
+// not another attempt.
+func TestRetry_attemptsCountedByTheRetryLoop(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("moved") == "" {
+			http.Redirect(w, r, r.URL.Path+"?moved=1", http.StatusFound)
+			return
+		}
+		n.Add(1)
+		w.WriteHeader(503)
+	}, func(c *Config) { c.MaxRetries = 2 })
+	_, err := c.ListProfiles(context.Background())
+	var re *RequestError
+	if !errors.As(err, &re) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if re.Attempts != 3 || n.Load() != 3 {
+		t.Errorf("%d attempts counted, %d answered after a redirect each, want 3", re.Attempts, n.Load())
+	}
+}
+
+// A request that did not come through fetch has no record of attempts: it
+// is not retried blind.
+func TestCheckRetry_refusesARequestWithoutItsRecord(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {})
+	if retry, err := c.checkRetry(context.Background(), &http.Response{StatusCode: 503}, nil); retry || !errors.Is(err, errNoAttempts) {
+		t.Errorf("checkRetry = %v, %v; want false, errNoAttempts", retry, err)
 	}
 }
 

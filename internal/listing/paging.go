@@ -30,12 +30,11 @@ type List struct {
 // List.Incomplete rather than as its error: the provider decides whether a
 // partial list is acceptable.
 type IncompleteError struct {
-	Have     int    // profiles read
-	Pages    int    // pages read
-	Claimed  string // what the service claimed, in words ("42 profiles", "more (has_more)")
-	Reason   string // why paging stopped, in words
-	URL      string // the last page requested
-	Requests int    // requests sent for the list, retries included
+	Have    int    // profiles read
+	Pages   int    // pages read
+	Claimed string // what the service claimed, in words ("42 profiles", "more (has_more)")
+	Reason  string // why paging stopped, in words
+	URL     string // the last page requested
 }
 
 func (e *IncompleteError) Error() string {
@@ -295,7 +294,7 @@ func (p *pager) conventionalNext(resp *Page, page listPage, h hints, cl claims) 
 }
 
 func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError {
-	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.opts.Redactor.RedactURL(u), Requests: p.requests}
+	return &IncompleteError{Have: len(p.list.Profiles), Pages: p.pages, Claimed: claimed, Reason: reason, URL: p.opts.Redactor.RedactURL(u)}
 }
 
 // keep adds the page's profiles not seen before and returns how many there

@@ -15,7 +15,6 @@ import (
 type Match struct {
 	Key   string // the profile's real profile_key
 	Field string // the JSON path of the field, such as "name" or "labels.display"
-	Exact bool   // false: equal only when case and surrounding space are ignored
 }
 
 // FindByValue looks for given among the string fields of profiles, nested
@@ -39,7 +38,7 @@ func FindByValue(profiles []Profile, given string) []Match {
 					loose = append(loose, Match{Key: p.Key, Field: path})
 				}
 			case v == given:
-				exact = append(exact, Match{Key: p.Key, Field: path, Exact: true})
+				exact = append(exact, Match{Key: p.Key, Field: path})
 			case strings.ToLower(strings.TrimSpace(v)) == fold:
 				loose = append(loose, Match{Key: p.Key, Field: path})
 			}

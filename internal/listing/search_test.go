@@ -9,8 +9,8 @@ func TestFindByValue_suggestsTheKeyOfADisplayName(t *testing.T) {
 		{Key: "K2", Raw: []byte(`{"profile_key":"K2","name":"Other"}`)},
 	}
 	cases := map[string]Match{
-		"Marketing Team":  {Key: "k1", Field: "name", Exact: true},
-		"Shared":          {Key: "k1", Field: "labels.display", Exact: true},
+		"Marketing Team":  {Key: "k1", Field: "name"},
+		"Shared":          {Key: "k1", Field: "labels.display"},
 		"marketing team ": {Key: "k1", Field: "name"},
 		"k2":              {Key: "K2", Field: "profile_key"},
 	}

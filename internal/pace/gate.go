@@ -29,7 +29,7 @@ const sameWindow = time.Second
 // gate holds requests to the quota the service announced last (package
 // doc). Its Pacer's lock guards it.
 type gate struct {
-	longest time.Duration // past it a request goes: the refusal says when to come back
+	maxWait time.Duration // the longest a request is held for a reset: past it, it goes, and the refusal says when to come back
 
 	answered bool  // an answer came: whether the service announces is known
 	quota    Quota // the last announced, or, once its reset passed, the next window's as far as known
@@ -39,11 +39,11 @@ type gate struct {
 }
 
 // reserve lets a request go at now, counting it in flight until done, and
-// returns 0; or returns the longest it waits before asking again (an
-// answer may let it go sooner).
+// returns 0; or returns how long it waits before asking again (an answer
+// may let it go sooner), untilAnswered when only an answer can.
 func (g *gate) reserve(now time.Time) time.Duration {
 	if !g.answered && g.inFlight > 0 {
-		return g.longest
+		return untilAnswered
 	}
 	if g.known && !g.rolled && !now.Before(g.quota.Reset.Add(resetMargin)) {
 		// The window reset: the next allows its limit (one request, to
@@ -51,11 +51,10 @@ func (g *gate) reserve(now time.Time) time.Duration {
 		g.quota.Remaining, g.rolled = max(g.quota.Limit, 1), true
 	}
 	if g.known && g.quota.Remaining-g.inFlight <= 0 {
-		wait := g.quota.Reset.Add(resetMargin).Sub(now)
 		if g.rolled {
-			wait = g.longest // until an answer says more
+			return untilAnswered // the window's limit is a guess
 		}
-		if wait <= g.longest {
+		if wait := g.quota.Reset.Add(resetMargin).Sub(now); wait <= g.maxWait {
 			return wait
 		}
 	}

@@ -42,7 +42,7 @@ func (s *quotaService) answer(at time.Time) (accepted bool, h http.Header) {
 // sent again; it returns how long they took and how many were refused.
 func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (took time.Duration, refused int) {
 	clock := &fakeClock{now: start}
-	g := &gate{longest: time.Minute}
+	g := &gate{maxWait: time.Minute}
 	type answer struct {
 		at       time.Time
 		accepted bool
@@ -113,7 +113,7 @@ func TestGate_obeysAnAnnouncedQuotaBeforeAnyRefusal(t *testing.T) {
 func TestGate_holdsNothingUnannounced(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
-	g := &gate{longest: 30 * time.Second}
+	g := &gate{maxWait: 30 * time.Second}
 	if g.reserve(now) != 0 || g.reserve(now) == 0 {
 		t.Fatal("the first request did not go alone")
 	}
@@ -127,7 +127,7 @@ func TestGate_holdsNothingUnannounced(t *testing.T) {
 	if wait := g.reserve(now); wait != 5*time.Second+resetMargin {
 		t.Errorf("held %s for a reset 5 s away", wait)
 	}
-	g = &gate{longest: 30 * time.Second}
+	g = &gate{maxWait: 30 * time.Second}
 	g.reserve(now)
 	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}}, now)
 	if wait := g.reserve(now); wait != 0 {

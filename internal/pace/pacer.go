@@ -86,11 +86,16 @@ type Answer struct {
 	Failed     bool          // no answer at all: the request may not have arrived
 }
 
+// untilAnswered is the wait of a request that only an answer can let go
+// (requests in flight at their limit, a probe's answer, a quota's window
+// that is only guessed): Wait wakes it when one arrives.
+const untilAnswered = time.Duration(math.MaxInt64)
+
 // New returns a Pacer letting maxConcurrent requests go at once (none when
-// 0), at most ceiling a second (no ceiling when 0), and waiting at most
-// longest for a quota's reset.
-func New(clock Clock, maxConcurrent int, ceiling float64, longest time.Duration) *Pacer {
-	p := &Pacer{clock: clock, gate: gate{longest: longest}, ceiling: rate.Inf, maxConcurrent: maxConcurrent,
+// 0), at most ceiling a second (no ceiling when 0), and holding a request
+// at most maxWait for a quota's reset or a pause the service asked for.
+func New(clock Clock, maxConcurrent int, ceiling float64, maxWait time.Duration) *Pacer {
+	p := &Pacer{clock: clock, gate: gate{maxWait: maxWait}, ceiling: rate.Inf, maxConcurrent: maxConcurrent,
 		changed: make(chan struct{}), startBase: StartRate, startEnd: math.Inf(1)}
 	if ceiling > 0 {
 		p.ceiling = rate.Limit(ceiling)
@@ -112,7 +117,11 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		if ok {
 			return t, nil
 		}
-		if deadline, ok := ctx.Deadline(); ok && wait < p.gate.longest && now.Add(wait).After(deadline) {
+		if wait == untilAnswered {
+			// An answer wakes it (changed); it also asks again after
+			// the longest wait, which bounds every other wait too.
+			wait = p.gate.maxWait
+		} else if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
@@ -125,7 +134,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 }
 
 // reserve lets a request go at now, or says how long it waits before it
-// asks again (an answer may let it go sooner); p.gate.longest when only an
+// asks again (an answer may let it go sooner); untilAnswered when only an
 // answer can.
 func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	if p.held && p.polled.Before(now) {
@@ -136,11 +145,11 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	p.polled, p.held = now, false
 	switch {
 	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.inFlight >= p.maxConcurrent:
-		return Ticket{}, p.gate.longest, false
+		return Ticket{}, untilAnswered, false
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), false
 	case p.probeGap > 0 && p.inFlight > 0:
-		return Ticket{}, p.gate.longest, false
+		return Ticket{}, untilAnswered, false
 	case p.probeGap > 0 && now.Before(p.probeAt):
 		return Ticket{}, p.probeAt.Sub(now), false
 	}
@@ -199,7 +208,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	now := p.clock.Now()
 	p.gate.done(a.Quota, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
-		if until := now.Add(min(a.RetryAfter, p.gate.longest)); until.After(p.pausedTil) {
+		if until := now.Add(min(a.RetryAfter, p.gate.maxWait)); until.After(p.pausedTil) {
 			p.pausedTil = until
 		}
 	}

@@ -35,8 +35,9 @@ type family struct {
 	after                   bool // always seconds from now, never a time
 }
 
-// MaxWait caps a reset: anything further off is as good as never.
-const MaxWait = 24 * time.Hour
+// LongestPause caps a reset or a Retry-After: anything further off is as
+// good as never.
+const LongestPause = 24 * time.Hour
 
 // Announced reads the quota an answer announces, if any: the first family
 // whose reset it names.
@@ -72,7 +73,7 @@ func count(v string) int {
 // SecondsOrTime reads a wait as seconds from now, or, where a header may
 // carry either (after false), as a Unix time in seconds (from 10^9: 2001)
 // or milliseconds (from 10^12), as services differ. A value that is not a
-// number, or negative, is as good as absent; one past MaxWait is MaxWait.
+// number, or negative, is as good as absent; one past LongestPause is LongestPause.
 func SecondsOrTime(v string, now time.Time, after bool) (time.Duration, bool) {
 	n, err := strconv.ParseFloat(v, 64)
 	if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
@@ -80,7 +81,7 @@ func SecondsOrTime(v string, now time.Time, after bool) (time.Duration, bool) {
 	}
 	switch {
 	case after || n < 1e9:
-		return time.Duration(min(n, MaxWait.Seconds()) * float64(time.Second)), true
+		return time.Duration(min(n, LongestPause.Seconds()) * float64(time.Second)), true
 	case n < 1e12:
 		// Whole seconds and the fraction apart: in nanoseconds, a time
 		// past the year 2262 would overflow.
@@ -91,9 +92,9 @@ func SecondsOrTime(v string, now time.Time, after bool) (time.Duration, bool) {
 	}
 }
 
-// Until is the wait until at: none if it is past, MaxWait at most.
+// Until is the wait until at: none if it is past, LongestPause at most.
 func Until(at, now time.Time) time.Duration {
-	return min(max(at.Sub(now), 0), MaxWait)
+	return min(max(at.Sub(now), 0), LongestPause)
 }
 
 // structured reads the key=value parameters of a structured header field,

@@ -243,7 +243,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		t, wait, ok = s.pacer.reserve(s.now)
 		if !ok {
 			again := s.wait(w, func() { s.attempt(w, tries, done) })
-			if wait < s.pacer.gate.longest {
+			if wait != untilAnswered {
 				s.after(wait, again)
 			}
 			return
@@ -283,8 +283,9 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 				}
 				s.refused++
 				if wait == 0 {
-					// The client's backoff without a Retry-After.
-					wait = time.Second / 2 << tries
+					// The client's backoff without a Retry-After (the
+					// middle of its window, min_wait 1 s).
+					wait = 3 * time.Second / 2 << tries
 				}
 				s.after(wait, func() { s.attempt(w, tries+1, done) })
 			})

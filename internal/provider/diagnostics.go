@@ -33,9 +33,22 @@ func (d *providerData) addError(diags *diag.Diagnostics, attr path.Path, err err
 	}
 }
 
+// explain is a failure's summary and what to do, by the kind of error: a
+// *client.RequestError's fields are read only where one is there.
 func (d *providerData) explain(err error) (summary, advice string) {
 	var re *client.RequestError
 	errors.As(err, &re)
+	for _, by := range []func(error, *client.RequestError) (string, string){d.explainService, d.explainConnection, d.explainResponse} {
+		if summary, advice := by(err, re); summary != "" {
+			return summary, advice
+		}
+	}
+	return "Request failed", err.Error()
+}
+
+// explainService explains what the service said: of the token, the address,
+// its limits and its records.
+func (d *providerData) explainService(err error, re *client.RequestError) (string, string) {
 	switch {
 	case errors.Is(err, client.ErrUnauthorized):
 		return fmt.Sprintf("API token rejected by the %s environment", d.environment), fmt.Sprintf(
@@ -48,9 +61,9 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		return "The base address did not answer with JSON", fmt.Sprintf(
 			"The base address must end in %s and be the API address of the %s environment, not the web application's "+
 				"or another site's. Check base_url (or %s).", client.APIPathSuffix, d.environment, d.baseURLVars)
-	case errors.Is(err, client.ErrRetryAfterTooLong):
+	case errors.Is(err, client.ErrRetryAfterTooLong) && re != nil:
 		wait := time.Until(re.RetryAt).Round(time.Second)
-		if wait >= 24*time.Hour {
+		if wait >= client.LongestPause {
 			return "The service asked to retry later", fmt.Sprintf(
 				"The service answered with %s: %s, a pause of a day or more, which the provider does not wait for. "+
 					"Try again later; if this persists, the service is misreporting its limit.", re.RetryHeader, re.RetryAfter)
@@ -58,6 +71,33 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		return "The service asked to retry later", fmt.Sprintf(
 			"The service asked for a pause of %s (%s: %s), longer than the provider waits (max_wait_seconds). "+
 				"Try again after %s (in about %s).", wait, re.RetryHeader, re.RetryAfter, re.RetryAt.UTC().Format(time.RFC3339), wait)
+	case errors.Is(err, client.ErrWrongRecord) && re != nil:
+		return "The service answered with another profile's record", fmt.Sprintf(
+			"The read of profile_key %q returned the record of profile_key %q. The record is not the one asked for, "+
+				"so nothing was stored. Check that base_url is the API's address; if it is, report this to the service's owners.",
+			re.Key, re.GotKey)
+	case errors.Is(err, client.ErrErrorObject) && re != nil:
+		return "The service answered with an error object", fmt.Sprintf(
+			"The read of profile_key %q returned a success status with an error object instead of a profile (see the body above), "+
+				"so nothing was stored.", re.Key)
+	case errors.Is(err, client.ErrUnavailable):
+		return "The service was rate limiting or unavailable", "The provider retries 429 (and a 403 that says it is a rate limit), 502, 503, 504 and dropped connections, " +
+			"honouring Retry-After and backing off otherwise; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
+	case errors.Is(err, client.ErrTimeout):
+		return "The read timed out", "The read, retries and pages included, did not finish within request_timeout_seconds. " +
+			"Raise request_timeout_seconds, or try again when the service is less busy."
+	case errors.Is(err, client.ErrOffHost):
+		return "Refused to follow a redirect to another host", "The service redirected the request away from the base address's own " +
+			"scheme, host and port. The provider does not follow it, so the token never leaves for another host. " +
+			"Set base_url to the address the API is really served from."
+	}
+	return "", ""
+}
+
+// explainConnection explains a connection that cannot work: TLS, proxies,
+// schemes, names, ports, redirects, silence.
+func (d *providerData) explainConnection(err error, re *client.RequestError) (string, string) {
+	switch {
 	case errors.Is(err, client.ErrTLS):
 		return "The base address's TLS certificate is not trusted", d.checkBaseURL(
 			"The server's certificate is not trusted by this machine, or is not for the base address's host name. " +
@@ -99,29 +139,17 @@ func (d *providerData) explain(err error) (summary, advice string) {
 		return "The base address redirects in a loop", d.checkBaseURL(
 			"The service redirected the request back to an address already tried, or too many times. " +
 				"The base address is probably not the API's; this is never retried.")
-	case errors.Is(err, client.ErrNoAnswer):
-		return "The service did not answer in time", d.checkBaseURL(
-			"The connection opened, but no response arrived within 30 seconds, on every attempt. " +
-				"Check that the base address is the API's, or try again when the service is less busy.")
-	case errors.Is(err, client.ErrWrongRecord):
-		return "The service answered with another profile's record", fmt.Sprintf(
-			"The read of profile_key %q returned the record of profile_key %q. The record is not the one asked for, "+
-				"so nothing was stored. Check that base_url is the API's address; if it is, report this to the service's owners.",
-			re.Key, re.GotKey)
-	case errors.Is(err, client.ErrErrorObject):
-		return "The service answered with an error object", fmt.Sprintf(
-			"The read of profile_key %q returned a success status with an error object instead of a profile (see the body above), "+
-				"so nothing was stored.", re.Key)
-	case errors.Is(err, client.ErrUnavailable):
-		return "The service was rate limiting or unavailable", "The provider retries 429 (and a 403 that says it is a rate limit), 502, 503, 504 and dropped connections, " +
-			"honouring Retry-After and backing off otherwise; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
-	case errors.Is(err, client.ErrTimeout):
-		return "The read timed out", "The read, retries and pages included, did not finish within request_timeout_seconds. " +
-			"Raise request_timeout_seconds, or try again when the service is less busy."
-	case errors.Is(err, client.ErrOffHost):
-		return "Refused to follow a redirect to another host", "The service redirected the request away from the base address's own " +
-			"scheme, host and port. The provider does not follow it, so the token never leaves for another host. " +
-			"Set base_url to the address the API is really served from."
+	case errors.Is(err, client.ErrNoAnswer) && re != nil:
+		return "The service did not answer in time", d.checkBaseURL(fmt.Sprintf(
+			"The connection opened, but no response arrived within %s, on every attempt. "+
+				"Check that the base address is the API's, or try again when the service is less busy.", re.HeaderWait))
+	}
+	return "", ""
+}
+
+// explainResponse explains a response the provider cannot use, by its size, shape or status.
+func (d *providerData) explainResponse(err error, re *client.RequestError) (string, string) {
+	switch {
 	case errors.Is(err, client.ErrBodyTooLarge):
 		return "The response is too large", fmt.Sprintf("The body (a list's pages together) is larger than max_response_megabytes (%d MB), "+
 			"so it was refused without being held in memory. Check that base_url is the API's address; if the list really is that "+
@@ -149,7 +177,7 @@ func (d *providerData) explain(err error) (summary, advice string) {
 	case re != nil:
 		return fmt.Sprintf("The service answered HTTP %d", re.StatusCode), "The service refused the request; the body excerpt above may say why."
 	}
-	return "Request failed", err.Error()
+	return "", ""
 }
 
 // addIncomplete reports a list that may be short: an error, unless the

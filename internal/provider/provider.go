@@ -32,6 +32,8 @@ type BrowserProfileProvider struct {
 	// released with (set through -ldflags -X from .goreleaser.yml); empty in
 	// a development build.
 	builtIn map[string]string
+	// getenv reads the environment's settings: os.Getenv, or a test's own.
+	getenv func(string) string
 	// configured is what Configure produced, for server.ReadDataSource.
 	configured configuredData
 }
@@ -74,6 +76,7 @@ func newProvider(version, productionURL, developmentURL string) *BrowserProfileP
 	return &BrowserProfileProvider{
 		version: version,
 		builtIn: map[string]string{Production: productionURL, Development: developmentURL},
+		getenv:  os.Getenv,
 	}
 }
 
@@ -143,13 +146,15 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				Validators: []validator.Int64{int64validator.Between(0, 20)},
 			},
 			"min_wait_seconds": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("The first back-off wait between retries; later waits double, with jitter. Default `%d`.", int(client.DefaultMinWait.Seconds())),
-				Optional:            true,
-				Validators:          []validator.Int64{int64validator.Between(1, 300)},
+				MarkdownDescription: fmt.Sprintf("The least wait between attempts. The wait after the first attempt is drawn between this and twice this, "+
+					"and each later one between a base that doubles per attempt and twice that base, all capped at `max_wait_seconds`. "+
+					"A `Retry-After` shorter than this waits this long. Default `%d`.", int(client.DefaultMinWait.Seconds())),
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(1, 300)},
 			},
 			"max_wait_seconds": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("The longest single wait between retries. A `Retry-After` longer than this fails at once, "+
-					"saying when to try again, instead of stalling the plan. Default `%d`.", int(client.DefaultMaxWait.Seconds())),
+				MarkdownDescription: fmt.Sprintf("The longest single wait: between attempts, for a `Retry-After`, or for a rate limit's reset. "+
+					"A service asking for a longer wait fails the read at once, saying when to try again, instead of stalling the plan. Default `%d`.", int(client.DefaultMaxWait.Seconds())),
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.Between(1, 3600)},
 			},
@@ -279,7 +284,7 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	settings, diags := resolveSettings(cfg, os.Getenv, p.builtIn)
+	settings, diags := resolveSettings(cfg, p.getenv, p.builtIn)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -17,13 +17,17 @@ import (
 // server (every provider block, in Terraform) has its own configuration.
 func NewServer(version, productionURL, developmentURL string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		p := newProvider(version, productionURL, developmentURL)
-		fw, err := providerserver.NewProtocol6WithError(p)()
-		if err != nil {
-			return nil, err
-		}
-		return &server{ProviderServer: fw, provider: p}, nil
+		return newServerFor(newProvider(version, productionURL, developmentURL))
 	}
+}
+
+// newServerFor is the protocol 6 server of p.
+func newServerFor(p *BrowserProfileProvider) (tfprotov6.ProviderServer, error) {
+	fw, err := providerserver.NewProtocol6WithError(p)()
+	if err != nil {
+		return nil, err
+	}
+	return &server{ProviderServer: fw, provider: p}, nil
 }
 
 // server answers browserprofile_profiles' ReadDataSource itself. After a

@@ -91,11 +91,29 @@ type settings struct {
 
 // resolveSettings applies the precedence config value, then environment
 // variable, then default, and checks what the schema validators could not:
-// environment variables, unknown values, and the built-in addresses.
+// environment variables, unknown values, and the built-in addresses. Each
+// step adds its diagnostics; one that leaves nothing to build on stops it.
 func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string, builtIn map[string]string) (settings, diag.Diagnostics) {
 	var s settings
 	var diags diag.Diagnostics
+	if diags.Append(unknownValues(cfg)...); diags.HasError() {
+		return s, diags
+	}
+	env, ok := s.resolveEnvironment(cfg, getenv, &diags)
+	if !ok || !s.resolveBaseURL(cfg, env, builtIn, &diags) || !s.resolveToken(cfg, env, &diags) {
+		return s, diags
+	}
+	s.resolveLimits(cfg, getenv, &diags)
+	resolveTLS(&s.client, cfg, getenv, &diags)
+	s.client.Headers = headersFrom(cfg.Headers)
+	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
+	s.client.Paging = pagingFrom(cfg.Paging, &diags)
+	return s, diags
+}
 
+// unknownValues is an error for each setting known only after apply.
+func unknownValues(cfg BrowserProfileProviderModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	for _, a := range []struct {
 		value   attr.Value
 		name    string
@@ -127,19 +145,26 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		}
 		diags.AddAttributeError(path.Root(a.name), "Unknown value for "+a.name, detail+".")
 	}
-	if diags.HasError() {
-		return s, diags
-	}
+	return diags
+}
 
+// resolveEnvironment sets the block's environment and returns where its
+// environment variables are looked up.
+func (s *settings) resolveEnvironment(cfg BrowserProfileProviderModel, getenv func(string) string, diags *diag.Diagnostics) (envLookup, bool) {
 	defaultEnvironment := cmp.Or(getenv(EnvEnvironment), Production)
 	s.environment = firstSet(cfg.Environment, defaultEnvironment, Production)
 	if s.environment != Production && s.environment != Development {
 		diags.AddAttributeError(path.Root("environment"), "Invalid environment", environmentDetail(EnvEnvironment, s.environment))
-		return s, diags
+		return envLookup{}, false
 	}
 	env := envLookup{getenv: getenv, environment: s.environment, generic: s.environment == defaultEnvironment}
 	s.tokenVars, s.baseURLVars = env.names(EnvAPIToken), env.names(EnvBaseURL)
+	return env, true
+}
 
+// resolveBaseURL sets the base address: the block's, the environment's, or
+// the build's own.
+func (s *settings) resolveBaseURL(cfg BrowserProfileProviderModel, env envLookup, builtIn map[string]string, diags *diag.Diagnostics) bool {
 	urlFromEnv, urlVar := env.get(EnvBaseURL)
 	rawURL := firstSet(cfg.BaseURL, urlFromEnv, builtIn[s.environment])
 	if rawURL == "" {
@@ -147,7 +172,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 			fmt.Sprintf("This build of the provider has no built-in base address for the %s environment (a development build). "+
 				"Set base_url in the provider block, or %s in the environment, to the %s environment's API address, ending in %s.",
 				s.environment, s.baseURLVars, s.environment, client.APIPathSuffix))
-		return s, diags
+		return false
 	}
 	base, err := client.ParseBaseURL(rawURL)
 	if err != nil {
@@ -156,10 +181,14 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 			source = cmp.Or(urlVar, "the built-in address of the "+s.environment+" environment")
 		}
 		diags.AddAttributeError(path.Root("base_url"), "Invalid base address", fmt.Sprintf("%s %q is not usable: %s.", source, rawURL, err))
-		return s, diags
+		return false
 	}
 	s.client.BaseURL = base
+	return true
+}
 
+// resolveToken sets the token, trimmed; one with white space inside fails.
+func (s *settings) resolveToken(cfg BrowserProfileProviderModel, env envLookup, diags *diag.Diagnostics) bool {
 	tokenFromEnv, _ := env.get(EnvAPIToken)
 	token := firstSet(cfg.APIToken, tokenFromEnv, "")
 	trimmed := strings.TrimSpace(token)
@@ -169,17 +198,22 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 			fmt.Sprintf("No API token is configured for the %s environment. Set api_token in the provider block "+
 				"(from a sensitive variable), or %s in the environment, to a token created for the %s environment "+
 				"in the web application under Settings, then API Tokens.", s.environment, s.tokenVars, s.environment))
-		return s, diags
+		return false
 	case strings.ContainsAny(trimmed, " \t\r\n"):
 		diags.AddAttributeError(path.Root("api_token"), "API token contains white space", tokenWhiteSpaceDetail)
-		return s, diags
+		return false
 	case trimmed != token:
 		diags.AddAttributeWarning(path.Root("api_token"), "API token had surrounding white space",
 			"The token's leading or trailing white space (a newline from a file, say) was removed before use. "+
 				"Remove it where the token is stored, or wrap the value in trimspace(), to silence this warning.")
 	}
 	s.client.Token = trimmed
+	return true
+}
 
+// resolveLimits sets the retries, waits, deadline, concurrency, body limit
+// and rate ceiling.
+func (s *settings) resolveLimits(cfg BrowserProfileProviderModel, getenv func(string) string, diags *diag.Diagnostics) {
 	s.client.MaxRetries = int(int64Or(cfg.MaxRetries, client.DefaultMaxRetries))
 	// Unset, each is 0, which the client's defaults fill; none may be 0 when set.
 	s.client.MinWait = time.Duration(int64Or(cfg.MinWaitSeconds, 0)) * time.Second
@@ -190,7 +224,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	s.client = s.client.WithDefaults()
 	if s.client.MinWait > s.client.MaxWait {
 		diags.AddAttributeError(path.Root("min_wait_seconds"), "min_wait_seconds exceeds max_wait_seconds",
-			"The first back-off wait cannot be longer than the longest wait.")
+			"The least wait between attempts cannot be longer than the longest wait.")
 	}
 	switch {
 	case !cfg.RequestsPerSecond.IsNull() && !cfg.RequestsPerSecond.IsUnknown():
@@ -203,31 +237,39 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		}
 		s.client.RequestsPerSecond = rps
 	}
-	resolveTLS(&s.client, cfg, getenv, &diags)
-	if !cfg.Headers.IsNull() {
-		s.client.Headers = http.Header{}
-		for name, v := range cfg.Headers.Elements() {
-			if str, ok := v.(types.String); ok {
-				s.client.Headers.Set(name, str.ValueString())
-			}
+}
+
+// headersFrom is the gateway's headers, or nil when none are set.
+func headersFrom(m types.Map) http.Header {
+	if m.IsNull() {
+		return nil
+	}
+	h := http.Header{}
+	for name, v := range m.Elements() {
+		if str, ok := v.(types.String); ok {
+			h.Set(name, str.ValueString())
 		}
 	}
-	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
-	if !cfg.Paging.IsNull() {
-		var pm pagingModel
-		diags.Append(cfg.Paging.As(context.Background(), &pm, basetypes.ObjectAsOptions{})...)
-		s.client.Paging = &listing.Paging{
-			NextFrom:      pm.NextFrom.ValueString(),
-			NextParam:     pm.NextParam.ValueString(),
-			PageParam:     pm.PageParam.ValueString(),
-			FirstPage:     int(int64Or(pm.FirstPage, 1)),
-			OffsetParam:   pm.OffsetParam.ValueString(),
-			PageSizeParam: pm.PageSizeParam.ValueString(),
-			PageSize:      int(pm.PageSize.ValueInt64()),
-			TotalFrom:     pm.TotalFrom.ValueString(),
-		}
+	return h
+}
+
+// pagingFrom is the paging block, or nil (the conventions) when unset.
+func pagingFrom(o types.Object, diags *diag.Diagnostics) *listing.Paging {
+	if o.IsNull() {
+		return nil
 	}
-	return s, diags
+	var pm pagingModel
+	diags.Append(o.As(context.Background(), &pm, basetypes.ObjectAsOptions{})...)
+	return &listing.Paging{
+		NextFrom:      pm.NextFrom.ValueString(),
+		NextParam:     pm.NextParam.ValueString(),
+		PageParam:     pm.PageParam.ValueString(),
+		FirstPage:     int(int64Or(pm.FirstPage, 1)),
+		OffsetParam:   pm.OffsetParam.ValueString(),
+		PageSizeParam: pm.PageSizeParam.ValueString(),
+		PageSize:      int(pm.PageSize.ValueInt64()),
+		TotalFrom:     pm.TotalFrom.ValueString(),
+	}
 }
 
 const tokenWhiteSpaceDetail = "The API token has white space inside it. A token is one unbroken string: " +

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
 func TestResolveSettings_precedence(t *testing.T) {
@@ -152,5 +153,47 @@ func TestResolveSettings_trimsSurroundingWhiteSpaceWithWarning(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(diags), "zq9secret") {
 		t.Errorf("the warning quotes the token: %v", diags)
+	}
+}
+
+// The settings' failures as Terraform meets them, through ConfigureProvider:
+// each an error on its attribute, naming what to set.
+func TestResolveSettings_throughTheServer(t *testing.T) {
+	t.Parallel()
+	base := "https://api.example.com/api/v1"
+	for name, tc := range map[string]struct {
+		run        protocolRun
+		attr       string
+		words      []string
+		asAWarning bool
+	}{
+		"a token known after apply": {protocolRun{settings: map[string]any{"api_token": unknown, "base_url": base}},
+			`AttributeName("api_token")`, []string{"Unknown value for api_token", "or leave it out and set the BROWSERPROFILE_API_TOKEN environment variable"}, false},
+		"no token": {protocolRun{settings: map[string]any{"base_url": base}},
+			`AttributeName("api_token")`, []string{"Missing API token", "BROWSERPROFILE_PRODUCTION_API_TOKEN or BROWSERPROFILE_API_TOKEN"}, false},
+		"no built-in address": {protocolRun{settings: map[string]any{"api_token": "t", "environment": "development"}},
+			`AttributeName("base_url")`, []string{"No base address for the development environment", "a development build"}, false},
+		"the built-in address": {protocolRun{settings: map[string]any{"api_token": "t"}, builtIn: [2]string{"https://prod.example.com/v2"}},
+			`AttributeName("base_url")`, []string{"Invalid base address", "the built-in address of the production environment"}, false},
+		"waits the wrong way round": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "min_wait_seconds": 10, "max_wait_seconds": 5}},
+			`AttributeName("min_wait_seconds")`, []string{"min_wait_seconds exceeds max_wait_seconds", "The least wait between attempts"}, false},
+		"a rate from the environment": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base},
+			getenv: func(k string) string { return map[string]string{EnvRequestsPerSecond: "fast"}[k] }},
+			`AttributeName("requests_per_second")`, []string{"Invalid BROWSERPROFILE_REQUESTS_PER_SECOND", `is "fast"`}, false},
+		"an environment from the environment": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base},
+			getenv: func(k string) string { return map[string]string{EnvEnvironment: "staging"}[k] }},
+			`AttributeName("environment")`, []string{"Invalid environment"}, false},
+		"a token with spaces around it": {protocolRun{settings: map[string]any{"api_token": " t\n", "base_url": base,
+			"headers": map[string]any{"X-Gateway": "g"}, "paging": map[string]any{"page_param": "page"}}},
+			`AttributeName("api_token")`, []string{"API token had surrounding white space"}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			severity := tfprotov6.DiagnosticSeverityError
+			if tc.asAWarning {
+				severity = tfprotov6.DiagnosticSeverityWarning
+			}
+			tc.run.expectDiagnostic(t, severity, tc.attr, tc.words...)
+		})
 	}
 }

@@ -185,16 +185,13 @@ func New(opts Options) *Server {
 	return s
 }
 
+// ServeHTTP counts and traces the request, puts it through the limits and
+// misbehaviours the options name, then routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Trace != nil {
-		arrived := time.Since(s.started)
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		w = rec
-		defer func() {
-			s.traceMu.Lock()
-			defer s.traceMu.Unlock()
-			fmt.Fprintf(s.opts.Trace, "%.1f %d %s\n", float64(arrived.Microseconds())/1000, rec.status, r.URL.Path)
-		}()
+		var done func()
+		w, done = s.trace(w, r)
+		defer done()
 	}
 	n := s.Requests.Add(1)
 	s.Header.Store(r.Header.Clone())
@@ -215,7 +212,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.inFlight.Leave()
 	}
-	now := time.Now() // when the limiters count the request
+	// Servlet containers drop path parameters (;jsessionid=…) before routing.
+	if i := strings.Index(r.URL.Path, "/browsers;"); i >= 0 {
+		r.URL.Path, r.URL.RawPath = r.URL.Path[:i]+"/browsers", ""
+	}
+	if !s.admit(w, n) || !hold(r, randN(s.opts.Work)) || s.misbehave(w, r, n) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// trace records the request's arrival, and returns the writer to answer
+// through and what writes its line when the answer is done.
+func (s *Server) trace(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	arrived := time.Since(s.started)
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	return rec, func() {
+		s.traceMu.Lock()
+		defer s.traceMu.Unlock()
+		fmt.Fprintf(s.opts.Trace, "%.1f %d %s\n", float64(arrived.Microseconds())/1000, rec.status, r.URL.Path)
+	}
+}
+
+// admit puts request n through the rate limiters the options name, all
+// counting it at one instant; a refusal is answered here.
+func (s *Server) admit(w http.ResponseWriter, n int64) bool {
+	now := time.Now()
 	limit := s.opts.RateLimit
 	if s.opts.RateDropAfter > 0 && n >= int64(s.opts.RateDropAfter) {
 		limit /= 2 // a quota tightened mid-plan, whichever the limiter
@@ -226,19 +248,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if wait, ok := s.bucket.Take(now); !ok {
 			s.tooMany(w, wait)
-			return
+			return false
 		}
 	}
 	if s.opts.RateWindow && s.opts.RateLimit > 0 {
 		if wait, ok := s.window.Take(now, int(limit)); !ok {
 			s.tooMany(w, wait)
-			return
+			return false
 		}
 	}
 	if s.opts.RateSliding && s.opts.RateLimit > 0 {
 		if wait, ok := s.rolling.Take(now, int(limit), s.opts.RateCountRefused); !ok {
 			s.tooMany(w, wait)
-			return
+			return false
 		}
 	}
 	if s.opts.Quota > 0 {
@@ -246,44 +268,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.quota.Announce(w.Header(), s.opts.Announce, now, remaining, reset)
 		if remaining < 0 {
 			s.tooMany(w, time.Until(reset))
-			return
+			return false
 		}
 	}
-	if !hold(r, randN(s.opts.Work)) {
-		return
-	}
-	if s.opts.LimitEvery > 0 && n%int64(s.opts.LimitEvery) == 0 {
+	return true
+}
+
+// misbehave answers request n as the options' failure modes say, and
+// reports whether it did.
+func (s *Server) misbehave(w http.ResponseWriter, r *http.Request, n int64) bool {
+	api := strings.Contains(r.URL.Path, "/api/v1/")
+	switch {
+	case s.opts.LimitEvery > 0 && n%int64(s.opts.LimitEvery) == 0:
 		s.tooMany(w, time.Second)
-		return
-	}
-	if s.opts.ResetEvery > 0 && n%int64(s.opts.ResetEvery) == 0 {
+	case s.opts.ResetEvery > 0 && n%int64(s.opts.ResetEvery) == 0:
 		dropConnection(w)
-		return
-	}
-	if s.opts.FailEvery > 0 && n%int64(s.opts.FailEvery) == 0 {
+	case s.opts.FailEvery > 0 && n%int64(s.opts.FailEvery) == 0:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprint(w, "<html><body><h1>503 Service Temporarily Unavailable</h1><hr>proxy</body></html>")
-		return
-	}
-	// Servlet containers drop path parameters (;jsessionid=…) before routing.
-	if i := strings.Index(r.URL.Path, "/browsers;"); i >= 0 {
-		r.URL.Path, r.URL.RawPath = r.URL.Path[:i]+"/browsers", ""
-	}
-	if s.opts.RedirectTo != "" && strings.Contains(r.URL.Path, "/api/v1/") {
+	case s.opts.RedirectTo != "" && api:
 		http.Redirect(w, r, strings.TrimSuffix(s.opts.RedirectTo, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
-		return
-	}
-	if s.opts.Refuse != 0 && strings.Contains(r.URL.Path, "/api/v1/") {
+	case s.opts.Refuse != 0 && api:
 		refuse(w, s.opts.Refuse)
-		return
-	}
-	if s.opts.RedirectLoop && strings.Contains(r.URL.Path, "/api/v1/") {
+	case s.opts.RedirectLoop && api:
 		http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
-		return
+	default:
+		return false
 	}
-
-	s.mux.ServeHTTP(w, r)
+	return true
 }
 
 // withEnv checks the bearer token of env.
