@@ -17,9 +17,11 @@ import (
 // listed here and no other (its tests aside).
 var mayImport = map[string][]string{
 	".":                  {"internal/provider"},
-	"internal/provider":  {"internal/client", "internal/listing"},
-	"internal/client":    {"internal/listing", "internal/loopback", "internal/pace", "internal/redact"},
-	"internal/listing":   {"internal/redact"},
+	"internal/provider":  {"internal/client", "internal/listing", "internal/records"},
+	"internal/client":    {"internal/listing", "internal/loopback", "internal/pace", "internal/records", "internal/redact"},
+	"internal/listing":   {"internal/jsonscan", "internal/records", "internal/redact"},
+	"internal/records":   {"internal/jsonscan"},
+	"internal/jsonscan":  nil,
 	"internal/redact":    nil,
 	"internal/loopback":  nil,
 	"internal/pace":      nil,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -35,7 +36,7 @@ func wantKeys(n int) []string {
 	return keys
 }
 
-func keysOf(ps []listing.Profile) []string {
+func keysOf(ps []records.Profile) []string {
 	keys := make([]string, len(ps))
 	for i, p := range ps {
 		keys[i] = p.Key
@@ -98,7 +99,7 @@ func pagingConfig(attrs map[string]string, n int) *listing.Paging {
 }
 
 // wantRecords checks that ps are the n generated profiles, byte for byte.
-func wantRecords(t *testing.T, ps []listing.Profile, n int) {
+func wantRecords(t *testing.T, ps []records.Profile, n int) {
 	t.Helper()
 	if !slices.Equal(keysOf(ps), wantKeys(n)) {
 		t.Fatalf("keys %v", keysOf(ps))

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -61,37 +61,6 @@ func TestDecodeListPage_refusesWhatItCannotRead(t *testing.T) {
 	}
 }
 
-func TestProfileKey_keptExactlyAsSent(t *testing.T) {
-	t.Parallel()
-	for raw, want := range map[string]string{
-		`{"profile_key":"  Spaced Case "}`:     "  Spaced Case ",
-		`{"profile_key":"caf\u00e9"}`:          "café",
-		`{"profile_key":12345678901234567890}`: "12345678901234567890",
-		`{"profile_key":"a\/b"}`:               "a/b",
-	} {
-		got, ok, err := profileKey([]byte(raw))
-		if err != nil || !ok || got != want {
-			t.Errorf("%s: %q %v %v, want %q", raw, got, ok, err, want)
-		}
-	}
-}
-
-func TestDecodeProfile_objectOrEnvelope(t *testing.T) {
-	t.Parallel()
-	rec := `{"profile_key": "k", "name": "N", "browser": {"engine": "x"}}`
-	for _, body := range []string{rec, `{"data": ` + rec + `}`, `{"data": {"profile": ` + rec + `}}`, `{"meta": {"id": 1}, "result": ` + rec + `}`} {
-		p, err := DecodeProfile([]byte(body))
-		if err != nil || p.Key != "k" || string(p.Raw) != rec {
-			t.Errorf("%s: %q %s %v", body, p.Key, p.Raw, err)
-		}
-	}
-	for _, body := range []string{`[]`, `{"data": {}}`, `{"a": {"b": {"c": ` + rec + `}}}`} {
-		if _, err := DecodeProfile([]byte(body)); err == nil {
-			t.Errorf("%s: accepted", body)
-		}
-	}
-}
-
 // A JSON:API resource object is one record read one way: its profile_key
 // in attributes, and the whole resource object as the record, in the list
 // and the single read alike.
@@ -102,11 +71,11 @@ func TestDecode_jsonAPIResourceObjectsReadAlike(t *testing.T) {
 	if err != nil || len(page.profiles) != 1 {
 		t.Fatalf("list: %v %v", page.profiles, err)
 	}
-	one, err := DecodeProfile([]byte(`{"data": ` + resource + `}`))
+	one, err := records.Decode([]byte(`{"data": ` + resource + `}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range map[string]Profile{"list": page.profiles[0], "single": one} {
+	for name, p := range map[string]records.Profile{"list": page.profiles[0], "single": one} {
 		if p.Key != "k7" || string(p.Raw) != resource {
 			t.Errorf("%s: key %q, record %s", name, p.Key, p.Raw)
 		}
@@ -132,21 +101,9 @@ func FuzzDecodeListPage(f *testing.F) {
 			if p.Key == "" || !json.Valid(p.Raw) {
 				t.Fatalf("accepted a bad profile %q %q from %q", p.Key, p.Raw, body)
 			}
-			if key, ok, err := profileKey(p.Raw); err != nil || !ok || key != p.Key {
+			if key, ok, err := records.Key(p.Raw); err != nil || !ok || key != p.Key {
 				t.Fatalf("key %q does not match its record %q", p.Key, p.Raw)
 			}
-		}
-	})
-}
-
-func FuzzDecodeProfile(f *testing.F) {
-	for _, seed := range []string{`{"profile_key":"a"}`, `{"data":{"profile_key":"a"}}`, `{"data":{"p":{"profile_key":"a"}}}`, `{"profile_key":null}`, `{}`, `[]`, `{"a":"\u00e9"}`} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := DecodeProfile(body)
-		if err == nil && (p.Key == "" || !json.Valid(p.Raw) || !utf8.Valid([]byte(p.Key)) && utf8.Valid(body)) {
-			t.Fatalf("accepted a bad profile %q %q from %q", p.Key, p.Raw, body)
 		}
 	})
 }

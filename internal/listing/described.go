@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/jsonscan"
 )
 
 // Paging describes a service whose paging fits no convention: exactly
@@ -91,16 +93,12 @@ func describedValue(from string, resp *Page) string {
 		}
 		return strings.TrimSpace(resp.Header.Get(name))
 	}
-	value := resp.Body
-	for _, name := range strings.Split(from, ".") {
-		v, ok := field(value, name)
-		if !ok {
-			return ""
-		}
-		value = v
+	value, ok := jsonscan.Walk(resp.Body, from)
+	if !ok {
+		return ""
 	}
-	s, isString := scalarString(value)
-	if !isString && (s == "null" || s == "false" || firstByte(value) == '{' || firstByte(value) == '[') {
+	s, isString := jsonscan.ScalarString(value)
+	if !isString && (s == "null" || s == "false" || jsonscan.FirstByte(value) == '{' || jsonscan.FirstByte(value) == '[') {
 		return ""
 	}
 	return s

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/jsonscan"
 )
 
 // The interface document shows no paging, so the client reads what each page
@@ -147,8 +149,8 @@ func (h *hints) readBodyHints(obj []byte, depth int) {
 	// may be anything.
 	var items []byte
 	pagesHere := false
-	eachField(obj, func(lit, value []byte) bool {
-		name := unquote(lit)
+	jsonscan.EachField(obj, func(lit, value []byte) bool {
+		name := jsonscan.Unquote(lit)
 		r := bodyRule(name)
 		switch {
 		case normaliseName(name) == "items":
@@ -156,12 +158,12 @@ func (h *hints) readBodyHints(obj []byte, depth int) {
 		case r != nil && r.kind == hintPages:
 			pagesHere = true
 		}
-		switch firstByte(value) {
+		switch jsonscan.FirstByte(value) {
 		case '[':
 			return true
 		case '{':
-			if href, ok := field(value, "href"); ok && firstByte(href) == '"' && r != nil && r.kind == hintNextURL {
-				h.setNext(unquote(href))
+			if href, ok := jsonscan.Field(value, "href"); ok && jsonscan.FirstByte(href) == '"' && r != nil && r.kind == hintNextURL {
+				h.setNext(jsonscan.Unquote(href))
 				return true
 			}
 			if depth < maxHintDepth {
@@ -202,7 +204,7 @@ func (h *hints) readHeaderHints(hd http.Header) {
 // apply records one scalar value under its rule. JSON null or an empty
 // string on a next-page field means there is no next page.
 func (h *hints) apply(r *hintRule, name string, value []byte) {
-	s, isString := scalarString(value)
+	s, isString := jsonscan.ScalarString(value)
 	switch r.kind {
 	case hintNextURL:
 		switch {
@@ -282,7 +284,7 @@ func setOnce(dst **int, n int) {
 // hintInt reads a count or a page number sent as a number (5, 5.0) or a
 // string ("5"). Fractions, negatives and absurd values are not hints.
 func hintInt(value []byte) (int, bool) {
-	s, _ := scalarString(value)
+	s, _ := jsonscan.ScalarString(value)
 	return countText(s)
 }
 
@@ -297,7 +299,7 @@ func countText(s string) (int, bool) {
 
 // hintBool reads a flag sent as true/false, "true"/"false", or 1/0.
 func hintBool(value []byte) (bool, bool) {
-	s, _ := scalarString(value)
+	s, _ := jsonscan.ScalarString(value)
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true", "1", "yes":
 		return true, true
@@ -307,17 +309,8 @@ func hintBool(value []byte) (bool, bool) {
 	return false, false
 }
 
-// scalarString returns a JSON scalar as text: a string's contents, or the
-// literal of a number, true, false or null.
-func scalarString(value []byte) (s string, isString bool) {
-	if firstByte(value) == '"' {
-		return unquote(value), true
-	}
-	return strings.TrimSpace(string(value)), false
-}
-
 func isNullOrEmpty(value []byte) bool {
-	s, isString := scalarString(value)
+	s, isString := jsonscan.ScalarString(value)
 	return s == "" || !isString && s == "null"
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -21,9 +22,9 @@ import (
 
 // List is the result of Read.
 type List struct {
-	Profiles   []Profile        // sorted by Key in byte order, keys unique
-	Warnings   []string         // things the user should know that do not make the list short
-	Incomplete *IncompleteError // non-nil when the list may be short
+	Profiles   []records.Profile // sorted by Key in byte order, keys unique
+	Warnings   []string          // things the user should know that do not make the list short
+	Incomplete *IncompleteError  // non-nil when the list may be short
 }
 
 // IncompleteError says why a list may be short. Read returns it in
@@ -58,7 +59,7 @@ func Read(ctx context.Context, src Source, opts Options) (*List, error) {
 		return nil, err
 	}
 	p.list.Incomplete = incomplete
-	slices.SortFunc(p.list.Profiles, func(a, b Profile) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(p.list.Profiles, func(a, b records.Profile) int { return strings.Compare(a.Key, b.Key) })
 	p.list.Warnings = append(p.list.Warnings, duplicateWarnings(p.dupes, p.conflicts, opts.Redactor)...)
 	p.list.Warnings = append(p.list.Warnings, nfcWarnings(p.list.Profiles, p.index, opts.Redactor)...)
 	return &p.list, nil
@@ -302,7 +303,7 @@ func (p *pager) incomplete(u *url.URL, claimed, reason string) *IncompleteError 
 // sent again differently) are copied out of its body,
 // so that a service repeating a large page cannot make the client hold every
 // copy; the bytes held stay within the body limit.
-func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
+func (p *pager) keep(ps []records.Profile, body []byte) (fresh int, err error) {
 	if p.index == nil {
 		// Sized by the first page, which is often the whole list, and
 		// kept as it was decoded when it repeats no key of its own.
@@ -318,7 +319,7 @@ func (p *pager) keep(ps []Profile, body []byte) (fresh int, err error) {
 			p.list.Profiles = ps
 			return p.kept(len(ps), false, body)
 		}
-		p.list.Profiles = make([]Profile, 0, len(ps))
+		p.list.Profiles = make([]records.Profile, 0, len(ps))
 	}
 	repeats := false
 	for _, q := range ps {

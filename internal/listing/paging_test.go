@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestPager_keepsNothingOfARepeatingPagesBody(t *testing.T) {
 	t.Parallel()
 	p := &pager{opts: Options{MaxBytes: 1 << 20}}
-	decode := func(body []byte) []Profile {
+	decode := func(body []byte) []records.Profile {
 		page, err := decodeListPage(body)
 		if err != nil {
 			t.Fatal(err)
@@ -85,8 +86,8 @@ func read(t *testing.T, s *service, opts Options) *List {
 	return list
 }
 
-// records is a JSON array of records with these keys.
-func records(keys ...string) string {
+// array is a JSON array of records with these keys.
+func array(keys ...string) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, k := range keys {
@@ -116,16 +117,16 @@ func wantIncomplete(t *testing.T, list *List, claimed, reason string) {
 
 func TestRead_pastTheClaimedEndNewProfilesFail(t *testing.T) {
 	s := &service{pages: map[string]string{
-		"/api/v1/browsers":        `{"data":` + records("a", "b") + `,"total":2,"next":"/api/v1/browsers?page=2"}`,
-		"/api/v1/browsers?page=2": `{"data":` + records("c") + `,"total":2}`,
+		"/api/v1/browsers":        `{"data":` + array("a", "b") + `,"total":2,"next":"/api/v1/browsers?page=2"}`,
+		"/api/v1/browsers?page=2": `{"data":` + array("c") + `,"total":2}`,
 	}}
 	wantIncomplete(t, read(t, s, Options{}), "2 profiles", "page 2, past the end the service claimed, still brought 1 new profile(s)")
 }
 
 func TestRead_pastTheClaimedEndNothingNewIsTheEnd(t *testing.T) {
-	for name, second := range map[string]string{"empty": records(), "a repeat": records("b")} {
+	for name, second := range map[string]string{"empty": array(), "a repeat": array("b")} {
 		s := &service{pages: map[string]string{
-			"/api/v1/browsers":        `{"data":` + records("a", "b") + `,"total":2,"next":"/api/v1/browsers?page=2"}`,
+			"/api/v1/browsers":        `{"data":` + array("a", "b") + `,"total":2,"next":"/api/v1/browsers?page=2"}`,
 			"/api/v1/browsers?page=2": `{"data":` + second + `}`,
 		}}
 		if list := read(t, s, Options{}); list.Incomplete != nil || len(list.Profiles) != 2 || len(s.fetched) != 2 {
@@ -135,30 +136,30 @@ func TestRead_pastTheClaimedEndNothingNewIsTheEnd(t *testing.T) {
 }
 
 func TestRead_markedLastWhileClaimingMoreFails(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + records("a") + `,"total":3,"has_more":false}`}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + array("a") + `,"total":3,"has_more":false}`}}
 	wantIncomplete(t, read(t, s, Options{}), "3 profiles", "the service marked this page as the last")
 }
 
 func TestRead_aPageWithNothingNewHasStalled(t *testing.T) {
 	s := &service{pages: map[string]string{
-		"/api/v1/browsers":        `{"data":` + records("a", "b") + `,"next":"/api/v1/browsers?page=2"}`,
-		"/api/v1/browsers?page=2": `{"data":` + records("a", "b") + `,"next":"/api/v1/browsers?page=3"}`,
+		"/api/v1/browsers":        `{"data":` + array("a", "b") + `,"next":"/api/v1/browsers?page=2"}`,
+		"/api/v1/browsers?page=2": `{"data":` + array("a", "b") + `,"next":"/api/v1/browsers?page=3"}`,
 	}}
 	wantIncomplete(t, read(t, s, Options{}), "a further page", "page 2 brought no profile_key that earlier pages had not")
 }
 
 func TestRead_aClaimOfMoreWithNoWayOnFails(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + records("a", "b") + `,"totalCount":5}`}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + array("a", "b") + `,"totalCount":5}`}}
 	wantIncomplete(t, read(t, s, Options{}), "5 profiles", "the response gave no way to reach more that the provider understands")
 }
 
 func TestRead_aFullPageWithNoWayOnFails(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + records("a", "b") + `,"limit":2}`}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + array("a", "b") + `,"limit":2}`}}
 	wantIncomplete(t, read(t, s, Options{}), "a full page of 2", "the response gave no way to reach the next page")
 }
 
 func TestRead_noClaimAndNoNextPageIsTheEnd(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": records("b", "a")}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": array("b", "a")}}
 	if list := read(t, s, Options{}); list.Incomplete != nil || len(list.Profiles) != 2 || list.Profiles[0].Key != "a" {
 		t.Errorf("list %+v; want a and b, complete", list)
 	}
@@ -166,8 +167,8 @@ func TestRead_noClaimAndNoNextPageIsTheEnd(t *testing.T) {
 
 func TestRead_atTheClaimedEndNoPageIsCountedOn(t *testing.T) {
 	s := &service{pages: map[string]string{
-		"/api/v1/browsers":        `{"data":` + records("a", "b") + `,"page":1,"total":3}`,
-		"/api/v1/browsers?page=2": `{"data":` + records("c") + `,"page":2,"total":3}`,
+		"/api/v1/browsers":        `{"data":` + array("a", "b") + `,"page":1,"total":3}`,
+		"/api/v1/browsers?page=2": `{"data":` + array("c") + `,"page":2,"total":3}`,
 	}}
 	if list := read(t, s, Options{}); list.Incomplete != nil || len(list.Profiles) != 3 || len(s.fetched) != 2 {
 		t.Errorf("%d profiles from %v, incomplete %v; want 3 from two pages and no third asked for", len(list.Profiles), s.fetched, list.Incomplete)
@@ -175,7 +176,7 @@ func TestRead_atTheClaimedEndNoPageIsCountedOn(t *testing.T) {
 }
 
 func TestRead_emptyPagesInARowThatStillClaimMoreHaveStalled(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + records("a") + `,"has_more":true,"next_cursor":"c1"}`}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + array("a") + `,"has_more":true,"next_cursor":"c1"}`}}
 	for i := 1; i <= maxEmptyPages+1; i++ {
 		s.pages[fmt.Sprintf("/api/v1/browsers?cursor=c%d", i)] = fmt.Sprintf(`{"data":[],"has_more":true,"next_cursor":"c%d"}`, i+1)
 	}
@@ -183,7 +184,7 @@ func TestRead_emptyPagesInARowThatStillClaimMoreHaveStalled(t *testing.T) {
 }
 
 func TestRead_aNextPageOffTheOriginIsNotRequested(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + records("a") + `,"next":"https://evil.example/api/v1/browsers?page=2&token=x"}`}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": `{"data":` + array("a") + `,"next":"https://evil.example/api/v1/browsers?page=2&token=x"}`}}
 	list := read(t, s, Options{})
 	wantIncomplete(t, list, "a further page", "the next page is at https://evil.example/…, which is not the base address's own scheme, host and port")
 	if len(s.fetched) != 1 {
@@ -193,8 +194,8 @@ func TestRead_aNextPageOffTheOriginIsNotRequested(t *testing.T) {
 
 func TestRead_aNextAddressAlreadyRequestedIsALoop(t *testing.T) {
 	s := &service{pages: map[string]string{
-		"/api/v1/browsers":        `{"data":` + records("a") + `,"next":"/api/v1/browsers?page=2"}`,
-		"/api/v1/browsers?page=2": `{"data":` + records("b") + `,"next":"/api/v1/browsers"}`,
+		"/api/v1/browsers":        `{"data":` + array("a") + `,"next":"/api/v1/browsers?page=2"}`,
+		"/api/v1/browsers?page=2": `{"data":` + array("b") + `,"next":"/api/v1/browsers"}`,
 	}}
 	wantIncomplete(t, read(t, s, Options{}), "a further page", "the next page's address had been requested already (a paging loop)")
 }
@@ -206,7 +207,7 @@ func TestRead_thePageLimitEndsAListThatGoesOn(t *testing.T) {
 		if i > 1 {
 			addr += fmt.Sprintf("?page=%d", i)
 		}
-		s.pages[addr] = fmt.Sprintf(`{"data":%s,"next":"/api/v1/browsers?page=%d"}`, records(fmt.Sprint(i)), i+1)
+		s.pages[addr] = fmt.Sprintf(`{"data":%s,"next":"/api/v1/browsers?page=%d"}`, array(fmt.Sprint(i)), i+1)
 	}
 	list := read(t, s, Options{MaxPages: 3})
 	wantIncomplete(t, list, "a further page", "the provider's limit of 3 pages was reached")
@@ -216,7 +217,7 @@ func TestRead_thePageLimitEndsAListThatGoesOn(t *testing.T) {
 }
 
 func TestRead_pagesOverTheByteLimitFail(t *testing.T) {
-	s := &service{pages: map[string]string{"/api/v1/browsers": records("a", "b", "c")}}
+	s := &service{pages: map[string]string{"/api/v1/browsers": array("a", "b", "c")}}
 	opts := Options{MaxPages: 10, MaxBytes: 10, Redactor: redact.New("tok-abcdef123456")}
 	opts.List, _ = url.Parse(listAddress)
 	_, err := Read(context.Background(), s, opts)
@@ -241,8 +242,8 @@ func TestRead_aBodyThatIsNoListFails(t *testing.T) {
 func TestRead_theLinkHeaderWinsOverTheBody(t *testing.T) {
 	s := &service{
 		pages: map[string]string{
-			"/api/v1/browsers":         `{"data":` + records("a") + `,"next":"/api/v1/browsers?body=2"}`,
-			"/api/v1/browsers?after=a": `{"data":` + records("b") + `}`,
+			"/api/v1/browsers":         `{"data":` + array("a") + `,"next":"/api/v1/browsers?body=2"}`,
+			"/api/v1/browsers?after=a": `{"data":` + array("b") + `}`,
 		},
 		header: map[string]http.Header{"/api/v1/browsers": {"Link": {`</api/v1/browsers?after=a>; rel="next"`}}},
 	}
@@ -255,13 +256,13 @@ func TestRead_theLinkHeaderWinsOverTheBody(t *testing.T) {
 // ends counting, a claim of more it cannot follow fails.
 func TestRead_describedPagingIsCheckedAlike(t *testing.T) {
 	s := &service{pages: map[string]string{
-		"/api/v1/browsers?n=1": `{"items":` + records("a", "b") + `,"meta":{"all":3}}`,
-		"/api/v1/browsers?n=2": `{"items":` + records("c") + `,"meta":{"all":3}}`,
+		"/api/v1/browsers?n=1": `{"items":` + array("a", "b") + `,"meta":{"all":3}}`,
+		"/api/v1/browsers?n=2": `{"items":` + array("c") + `,"meta":{"all":3}}`,
 	}}
 	list := read(t, s, Options{Paging: &Paging{PageParam: "n", FirstPage: 1, TotalFrom: "meta.all"}})
 	if list.Incomplete != nil || len(list.Profiles) != 3 || len(s.fetched) != 2 {
 		t.Errorf("%d profiles from %v, incomplete %v; want 3 from two pages", len(list.Profiles), s.fetched, list.Incomplete)
 	}
-	s = &service{pages: map[string]string{"/api/v1/browsers": `{"items":` + records("a") + `,"meta":{"all":3}}`}}
+	s = &service{pages: map[string]string{"/api/v1/browsers": `{"items":` + array("a") + `,"meta":{"all":3}}`}}
 	wantIncomplete(t, read(t, s, Options{Paging: &Paging{NextFrom: "meta.next", TotalFrom: "meta.all"}}), "3 profiles", `paging.next_from ("meta.next") found nothing on page 1`)
 }

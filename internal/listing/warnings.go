@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -18,7 +19,7 @@ import (
 // nfcWarnings names the keys that are not in Unicode NFC. Terraform rewrites
 // every string to NFC, so such a key reaches state in another spelling than
 // the service's; and two keys that differ only in normalisation become one.
-func nfcWarnings(profiles []Profile, index map[string]int, r *redact.Redactor) []string {
+func nfcWarnings(profiles []records.Profile, index map[string]int, r *redact.Redactor) []string {
 	var changed []string
 	for _, p := range profiles {
 		if !norm.NFC.IsNormalString(p.Key) {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 )
 
 // Keys outside Unicode NFC are named, and keys that collapse into one
@@ -20,10 +22,10 @@ func TestRead_namesKeysOutsideNFC(t *testing.T) {
 		!strings.Contains(w, `"cafe\u0301", "caf\u00e9"`) {
 		t.Errorf("warning %q", w)
 	}
-	if got := ServiceSpelling(list.Profiles, "résumé"); got != "re\u0301sume\u0301" {
+	if got := records.ServiceSpelling(list.Profiles, "résumé"); got != "re\u0301sume\u0301" {
 		t.Errorf("ServiceSpelling = %q", got)
 	}
-	if got := ServiceSpelling(list.Profiles, "plain"); got != "" {
+	if got := records.ServiceSpelling(list.Profiles, "plain"); got != "" {
 		t.Errorf("ServiceSpelling of a key spelled alike = %q", got)
 	}
 }

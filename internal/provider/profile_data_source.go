@@ -15,6 +15,7 @@ import (
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 )
 
 var (
@@ -83,7 +84,7 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		cancel()
 		spelled := ""
 		if listErr == nil {
-			spelled = listing.ServiceSpelling(list.Profiles, key)
+			spelled = records.ServiceSpelling(list.Profiles, key)
 		}
 		if spelled == "" {
 			d.addNotFound(&resp.Diagnostics, key, list, err)
@@ -113,7 +114,7 @@ func (d *ProfileDataSource) addNotFound(diags *diag.Diagnostics, key string, lis
 	var b strings.Builder
 	fmt.Fprintf(&b, "No profile has profile_key %q in the %s environment (base address %s).\n\n", key, d.data.environment, d.data.baseURL)
 	if list != nil {
-		if matches := listing.FindByValue(list.Profiles, key); len(matches) > 0 {
+		if matches := records.FindByValue(list.Profiles, key); len(matches) > 0 {
 			// The service's words: masked as they enter the message.
 			m, redact := matches[0], d.data.client.Redact
 			if m.Field == "profile_key" {

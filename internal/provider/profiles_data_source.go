@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 )
 
 // profilesTypeName is the list data source's type name.
@@ -158,7 +158,7 @@ func readState(ctx context.Context, data *providerData, config tftypes.Value) (s
 		return nil, diags
 	}
 	kept, err := sel.Apply(list.Profiles)
-	var member *listing.MemberError
+	var member *records.MemberError
 	if errors.As(err, &member) {
 		addMemberError(&diags, member, data.client.Redact)
 		return nil, diags
@@ -174,13 +174,13 @@ func readState(ctx context.Context, data *providerData, config tftypes.Value) (s
 // profilesState writes the state of browserprofile_profiles for the
 // profiles: profile_keys and profiles from them, without a copy of any
 // record, and whatever the configuration sets from it (state.go).
-func profilesState(ctx context.Context, profiles []listing.Profile, config tftypes.Value) ([]byte, error) {
+func profilesState(ctx context.Context, profiles []records.Profile, config tftypes.Value) ([]byte, error) {
 	s := profilesSchema()
 	list, _ := s.Attributes["profiles"].GetType().TerraformType(ctx).(tftypes.List)
 	objType, _ := list.ElementType.(tftypes.Object)
-	profile, err := objectWriter(objType, map[string]func([]byte, listing.Profile) []byte{
-		"profile_key": func(b []byte, p listing.Profile) []byte { return msgpackStr(b, p.Key) },
-		"raw_json":    func(b []byte, p listing.Profile) []byte { return msgpackStr(b, p.Raw) },
+	profile, err := objectWriter(objType, map[string]func([]byte, records.Profile) []byte{
+		"profile_key": func(b []byte, p records.Profile) []byte { return msgpackStr(b, p.Key) },
+		"raw_json":    func(b []byte, p records.Profile) []byte { return msgpackStr(b, p.Raw) },
 	})
 	if err != nil {
 		return nil, err
@@ -235,8 +235,8 @@ type filterModel struct {
 
 // selectionFrom reads filter and fields from the data source's
 // configuration.
-func selectionFrom(config tftypes.Value) (listing.Selection, error) {
-	var sel listing.Selection
+func selectionFrom(config tftypes.Value) (records.Selection, error) {
+	var sel records.Selection
 	if config.IsNull() || !config.IsKnown() {
 		return sel, nil
 	}
@@ -261,7 +261,7 @@ func selectionFrom(config tftypes.Value) (listing.Selection, error) {
 		if err != nil {
 			return sel, err
 		}
-		sel.Filters = append(sel.Filters, listing.Filter{Field: field, Values: values})
+		sel.Filters = append(sel.Filters, records.Filter{Field: field, Values: values})
 	}
 	var err error
 	sel.Fields, err = stringsOf(attrs["fields"])
@@ -286,7 +286,7 @@ func stringsOf(v tftypes.Value) ([]string, error) {
 // addMemberError says which argument names a member no profile carries,
 // what the records do carry, and why an empty result is not given instead.
 // The members quoted come from the service.
-func addMemberError(diags *diag.Diagnostics, e *listing.MemberError, redact func(string) string) {
+func addMemberError(diags *diag.Diagnostics, e *records.MemberError, redact func(string) string) {
 	at, where := path.Root("fields").AtListIndex(e.Index), fmt.Sprintf("fields[%d]", e.Index)
 	if e.Argument == "filter" {
 		at, where = path.Root("filter").AtListIndex(e.Index).AtName("field"), fmt.Sprintf("filter[%d].field", e.Index)

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 )
 
 // The fast path's msgpack must be what tftypes writes for the schema's type.
@@ -26,12 +26,12 @@ func TestProfilesState_matchesTftypes(t *testing.T) {
 	profileType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"profile_key": tftypes.String, "raw_json": tftypes.String}}
 
 	for _, n := range []int{0, 1, 40, 70000} {
-		profiles := make([]listing.Profile, n)
+		profiles := make([]records.Profile, n)
 		keys, objs := []tftypes.Value{}, []tftypes.Value{}
 		for i := range profiles {
 			key := fmt.Sprintf("k%d-%s", i, strings.Repeat("é", i%40))
 			raw := fmt.Sprintf(`{"profile_key": %q, "pad": %q}`, key, strings.Repeat("x", i%300))
-			profiles[i] = listing.Profile{Key: key, Raw: []byte(raw)}
+			profiles[i] = records.Profile{Key: key, Raw: []byte(raw)}
 			k := tftypes.NewValue(tftypes.String, key)
 			keys = append(keys, k)
 			objs = append(objs, tftypes.NewValue(profileType, map[string]tftypes.Value{"profile_key": k, "raw_json": tftypes.NewValue(tftypes.String, raw)}))

@@ -1,10 +1,12 @@
-package listing
+package records
 
 import (
 	"bytes"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/jsonscan"
 )
 
 // A Selection keeps some profiles of a complete list, and some members of
@@ -81,7 +83,7 @@ func (s Selection) Apply(profiles []Profile) ([]Profile, error) {
 
 func (s Selection) matches(raw []byte) bool {
 	for _, f := range s.Filters {
-		v, _ := member(raw, f.Field)
+		v, _ := Member(raw, f.Field)
 		if !holds(v, f.Values) {
 			return false
 		}
@@ -92,15 +94,15 @@ func (s Selection) matches(raw []byte) bool {
 // holds reports whether the JSON value v is, or is an array holding, a
 // string or scalar whose text is one of values.
 func holds(v []byte, values []string) bool {
-	switch firstByte(v) {
+	switch jsonscan.FirstByte(v) {
 	case 0, '{', 'n':
 		return false
 	case '"':
-		return slices.Contains(values, unquote(v))
+		return slices.Contains(values, jsonscan.Unquote(v))
 	case '[':
 		found := false
-		eachElement(v, func(elem []byte) bool {
-			found = firstByte(elem) != '[' && holds(elem, values)
+		jsonscan.EachElement(v, func(elem []byte) bool {
+			found = jsonscan.FirstByte(elem) != '[' && holds(elem, values)
 			return !found
 		})
 		return found
@@ -108,44 +110,10 @@ func holds(v []byte, values []string) bool {
 	return slices.Contains(values, string(bytes.TrimSpace(v)))
 }
 
-// member returns the value at path in the record raw: from its top, or
-// from its JSON:API attributes.
-func member(raw []byte, path string) ([]byte, bool) {
-	v, _, ok := locate(raw, path)
-	return v, ok
-}
-
-// locate is member, with the path from the record's top where the value
-// was found: path, or "attributes." and path.
-func locate(raw []byte, path string) (v []byte, full string, ok bool) {
-	if v, ok := walk(raw, path); ok {
-		return v, path, true
-	}
-	if v, ok := walk(attributesOf(raw), path); ok {
-		return v, "attributes." + path, true
-	}
-	return nil, "", false
-}
-
-// walk follows the dotted path through objects.
-func walk(obj []byte, path string) ([]byte, bool) {
-	for name := range strings.SplitSeq(path, ".") {
-		if firstByte(obj) != '{' {
-			return nil, false
-		}
-		v, ok := field(obj, name)
-		if !ok {
-			return nil, false
-		}
-		obj = v
-	}
-	return obj, true
-}
-
 // carried fails with a *MemberError when no profile carries path.
 func carried(profiles []Profile, argument string, index int, path string) error {
 	for _, p := range profiles {
-		if _, ok := member(p.Raw, path); ok {
+		if _, ok := Member(p.Raw, path); ok {
 			return nil
 		}
 	}
@@ -163,13 +131,13 @@ func carried(profiles []Profile, argument string, index int, path string) error 
 	for _, p := range profiles {
 		for _, obj := range [][]byte{p.Raw, attributesOf(p.Raw)} {
 			if len(prefix) > 0 {
-				obj, _ = walk(obj, strings.Join(prefix, "."))
+				obj, _ = jsonscan.Walk(obj, strings.Join(prefix, "."))
 			}
-			if firstByte(obj) != '{' {
+			if jsonscan.FirstByte(obj) != '{' {
 				continue
 			}
-			eachField(obj, func(lit, _ []byte) bool {
-				names[strings.Join(append(slices.Clone(prefix), unquote(lit)), ".")] = true
+			jsonscan.EachField(obj, func(lit, _ []byte) bool {
+				names[strings.Join(append(slices.Clone(prefix), jsonscan.Unquote(lit)), ".")] = true
 				return true
 			})
 		}
@@ -186,18 +154,11 @@ func carried(profiles []Profile, argument string, index int, path string) error 
 
 func anyObjectAt(profiles []Profile, path string) bool {
 	for _, p := range profiles {
-		if v, ok := member(p.Raw, path); ok && firstByte(v) == '{' {
+		if v, ok := Member(p.Raw, path); ok && jsonscan.FirstByte(v) == '{' {
 			return true
 		}
 	}
 	return false
-}
-
-func attributesOf(raw []byte) []byte {
-	if attrs, ok := field(raw, "attributes"); ok && firstByte(attrs) == '{' {
-		return attrs
-	}
-	return nil
 }
 
 // closest is the name that differs from s only in case, or else by at most
@@ -245,8 +206,8 @@ type pathTree map[string]pathTree
 // order and bytes.
 func trim(raw []byte, fields []string) []byte {
 	keep := pathTree{}
-	for _, path := range append([]string{keyField}, fields...) {
-		_, full, ok := locate(raw, path)
+	for _, path := range append([]string{KeyField}, fields...) {
+		_, full, ok := Locate(raw, path)
 		if !ok {
 			continue
 		}
@@ -274,8 +235,8 @@ func trim(raw []byte, fields []string) []byte {
 func appendTrimmed(b, obj []byte, keep pathTree) []byte {
 	b = append(b, '{')
 	first := true
-	eachField(obj, func(lit, v []byte) bool {
-		child, ok := keep[unquote(lit)]
+	jsonscan.EachField(obj, func(lit, v []byte) bool {
+		child, ok := keep[jsonscan.Unquote(lit)]
 		if !ok {
 			return true
 		}

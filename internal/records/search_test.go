@@ -1,4 +1,4 @@
-package listing
+package records
 
 import "testing"
 

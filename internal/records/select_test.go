@@ -1,4 +1,4 @@
-package listing
+package records
 
 import (
 	"errors"
@@ -7,14 +7,18 @@ import (
 	"testing"
 )
 
-// profiles decodes records, one per string, as a page of the list would.
+// profiles decodes records, one per string.
 func profiles(t *testing.T, records ...string) []Profile {
 	t.Helper()
-	page, err := decodeListPage([]byte("[" + strings.Join(records, ",") + "]"))
-	if err != nil {
-		t.Fatal(err)
+	var out []Profile
+	for _, r := range records {
+		p, ok, err := FromObject([]byte(r))
+		if err != nil || !ok {
+			t.Fatalf("%s: %v", r, err)
+		}
+		out = append(out, p)
 	}
-	return page.profiles
+	return out
 }
 
 func keys(ps []Profile) []string {

@@ -1,13 +1,12 @@
-package listing
+package records
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/jsonscan"
 )
 
 // Match is a listed profile one of whose string fields holds a value given
@@ -25,15 +24,9 @@ func FindByValue(profiles []Profile, given string) []Match {
 	var exact, loose []Match
 	fold := strings.ToLower(strings.TrimSpace(given))
 	for _, p := range profiles {
-		dec := json.NewDecoder(bytes.NewReader(p.Raw))
-		dec.UseNumber()
-		var rec any
-		if dec.Decode(&rec) != nil {
-			continue
-		}
-		walkStrings(rec, "", func(path, v string) {
+		eachString(p.Raw, "", func(path, v string) {
 			switch {
-			case path == keyField:
+			case path == KeyField:
 				if v != given && strings.ToLower(strings.TrimSpace(v)) == fold {
 					loose = append(loose, Match{Key: p.Key, Field: path})
 				}
@@ -55,23 +48,25 @@ func FindByValue(profiles []Profile, given string) []Match {
 	return out
 }
 
-func walkStrings(v any, path string, fn func(path, value string)) {
-	switch v := v.(type) {
-	case string:
-		fn(path, v)
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
+// eachString calls fn with every string in the JSON value raw and its path
+// ("labels.display", "tags[0]"), members in byte order; as with
+// encoding/json, the last of duplicate names wins.
+func eachString(raw []byte, path string, fn func(path, value string)) {
+	switch jsonscan.FirstByte(raw) {
+	case '"':
+		fn(path, jsonscan.Unquote(raw))
+	case '{':
+		obj := jsonscan.Object(raw)
+		for _, k := range jsonscan.Keys(obj, nil) {
+			eachString(obj[k], joinPath(path, k), fn)
 		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			walkStrings(v[k], joinPath(path, k), fn)
-		}
-	case []any:
-		for i, e := range v {
-			walkStrings(e, fmt.Sprintf("%s[%d]", path, i), fn)
-		}
+	case '[':
+		i := 0
+		jsonscan.EachElement(raw, func(elem []byte) bool {
+			eachString(elem, fmt.Sprintf("%s[%d]", path, i), fn)
+			i++
+			return true
+		})
 	}
 }
 
