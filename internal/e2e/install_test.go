@@ -445,8 +445,14 @@ func cliName(t *testing.T, bin string) string {
 	if err != nil {
 		t.Fatalf("%s version: %v", bin, err)
 	}
-	name, _, _ := strings.Cut(string(out), "\n")
-	return name
+	// The version line, past any warning about the CLI configuration.
+	for line := range strings.Lines(string(out)) {
+		if strings.HasPrefix(line, "Terraform v") || strings.HasPrefix(line, "OpenTofu v") {
+			return strings.TrimSpace(line)
+		}
+	}
+	t.Fatalf("%s version says no version:\n%s", bin, out)
+	return ""
 }
 
 func readFile(t *testing.T, name string) string {
