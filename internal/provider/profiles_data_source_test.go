@@ -133,7 +133,9 @@ func TestAccProfilesDataSource_wrongBaseAddressIsNotJSON(t *testing.T) {
 }
 
 func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T) {
-	root, s := testStandin(t, standin.Options{LimitEvery: 3, FailEvery: 4, ResetEvery: 5, Paging: "link", PageSize: 2})
+	// Each kind of fault, rarely two in a row: the waits between attempts
+	// double with each, and this test is about silence, not patience.
+	root, s := testStandin(t, standin.Options{LimitEvery: 6, FailEvery: 9, ResetEvery: 13, Paging: "link", PageSize: 2})
 	expectState(t, listConfig(root), listsDevKeys)
 	if s.Limited.Load() == 0 {
 		t.Error("the stand-in never rate limited; the test proves nothing")
@@ -142,8 +144,8 @@ func TestAccProfilesDataSource_retriesRateLimitsAndOutagesSilently(t *testing.T)
 
 func TestAccProfilesDataSource_outageReportsLastStatusAndAttempts(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{FailEvery: 1})
-	expectError(t, devProvider(root, "max_retries = 2")+`data "browserprofile_profiles" "all" {}`,
-		words("The service was rate limiting or unavailable", "Response: HTTP 503, request id req-000003, after 3 attempts over",
+	expectError(t, devProvider(root, "max_retries = 1")+`data "browserprofile_profiles" "all" {}`,
+		words("The service was rate limiting or unavailable", "Response: HTTP 503, request id req-000002, after 2 attempts over",
 			"Body: <html><body><h1>503 Service Temporarily Unavailable</h1>", "raise max_retries or max_wait_seconds"))
 }
 
@@ -230,7 +232,7 @@ func TestAccProfilesDataSource_describedPagingShortOfATotalIsAnError(t *testing.
 func TestAccProfilesDataSource_readsPagesThroughFaults(t *testing.T) {
 	for name, opts := range map[string]standin.Options{
 		"slow answers":          {Delay: 200 * time.Millisecond, Paging: "link", PageSize: 4},
-		"resets and html 503s":  {ResetEvery: 3, FailEvery: 4, Shape: "data_items"},
+		"resets and html 503s":  {ResetEvery: 5, FailEvery: 7, Shape: "data_items"},
 		"rate limited, 1s wait": {LimitEvery: 2, Paging: "next_url", PageSize: 4},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -1,4 +1,9 @@
-package e2e
+// Package releasetest tests the release workflow's own checks:
+// scripts/check-signing-key.sh, run before the build, and
+// scripts/verify-release.sh, run on the draft's assets before publishing,
+// fed keys and releases made here with gpg. The rehearsal runs both on a
+// real release (internal/e2e's install tests, make release-check).
+package releasetest
 
 import (
 	"crypto/sha256"
@@ -10,10 +15,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// The release workflow's own checks (scripts/check-signing-key.sh before the
-// build, scripts/verify-release.sh on the draft's assets before publishing),
-// fed keys and releases made here with gpg.
 
 const (
 	checkKeyScript = "../../scripts/check-signing-key.sh"
@@ -29,7 +30,7 @@ type keyring struct {
 func newKeyring(t *testing.T) *keyring {
 	t.Helper()
 	if _, err := exec.LookPath("gpg"); err != nil {
-		if os.Getenv("BROWSERPROFILE_INSTALL_CLIS") != "" {
+		if os.Getenv("CI") != "" {
 			t.Fatal("no gpg on PATH: the release is signed and checked with it (apt-get install gnupg)")
 		}
 		t.Skip("no gpg on PATH")
@@ -212,5 +213,12 @@ func TestVerifyRelease_publishesOnlyWhatVerifies(t *testing.T) {
 				t.Errorf("err = %v, want a refusal saying %q:\n%s", err, tc.want, out)
 			}
 		})
+	}
+}
+
+func writeFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
