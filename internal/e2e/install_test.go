@@ -180,9 +180,15 @@ func TestInstall_fromARegistryWithTheLockFile(t *testing.T) {
 	first, second := rehearse(t, "0.1.0", "host", otherPlatform()), rehearse(t, "0.2.0", "host")
 
 	for _, bin := range clis {
-		t.Run(cliName(t, bin), func(t *testing.T) {
+		name := cliName(t, bin)
+		t.Run(name, func(t *testing.T) {
 			reg, srv := serveRegistry(t, first)
 			w := installWorkspace(t, bin, registry.CLIConfig(srv.URL))
+			if strings.HasPrefix(name, "OpenTofu") {
+				// As the guide advises: no install without a signature
+				// checked, and none by an expired key.
+				w.env = append(w.env, "OPENTOFU_ENFORCE_GPG_VALIDATION=true", "OPENTOFU_ENFORCE_GPG_EXPIRATION=true")
+			}
 
 			out := mustRun(t, w, "init", "-input=false", "-no-color")
 			for _, want := range []string{"Installed browserprofile/browserprofile v0.1.0 (", "signed"} {
