@@ -59,6 +59,12 @@ type Config struct {
 	Paging            *listing.Paging // nil: follow the conventions (internal/listing)
 	HeaderTimeout     time.Duration   // per attempt, until response headers arrive
 
+	// SharePace makes the pace one with other processes on this machine
+	// that talk to the same service with the same token (pace.Shared), in
+	// PaceDir (DefaultPaceDir when empty).
+	SharePace bool
+	PaceDir   string
+
 	// The networks users run Terraform in. Proxies come from HTTPS_PROXY,
 	// HTTP_PROXY and NO_PROXY, read when the client is built, as Go and
 	// Terraform define them; every TLS option applies through a proxy too.
@@ -125,6 +131,10 @@ func New(cfg Config) (*Client, error) {
 	c.redactor.Keep(cfg.BaseURL)
 	c.proxy = proxy
 	c.pacer = pace.New(pace.RealClock{}, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
+	paced := &pacedTransport{pacer: c.pacer, redactor: c.redactor}
+	if cfg.SharePace {
+		paced.notShared = sharePace(c.pacer, cfg)
+	}
 
 	transport := &http.Transport{
 		Proxy:                  func(req *http.Request) (*url.URL, error) { return proxy(req.URL) },
@@ -137,9 +147,10 @@ func New(cfg Config) (*Client, error) {
 		TLSHandshakeTimeout:    tlsHandshakeTimeout,
 		ResponseHeaderTimeout:  cfg.HeaderTimeout,
 	}
+	paced.next = transport
 	c.http = &retryablehttp.Client{
 		HTTPClient: &http.Client{
-			Transport:     &pacedTransport{next: transport, pacer: c.pacer, redactor: c.redactor},
+			Transport:     paced,
 			CheckRedirect: c.checkRedirect,
 		},
 		Logger:         nil, // requests are logged through tflog in request.go

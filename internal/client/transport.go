@@ -1,10 +1,14 @@
 package client
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
@@ -18,6 +22,10 @@ type pacedTransport struct {
 	next     http.RoundTripper
 	pacer    *pace.Pacer
 	redactor *redact.Redactor
+	// notShared is why a pace meant to be shared is not: told once, at
+	// debug level, as the plan goes on at its own pace.
+	notShared error
+	told      atomic.Bool
 }
 
 func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -25,6 +33,7 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.tellAlone(req.Context())
 	release := sync.OnceFunc(func() { t.pacer.Release(ticket) })
 	sent := time.Now()
 	resp, err := t.next.RoundTrip(req)
@@ -47,6 +56,20 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.pacer.Done(ticket, answer)
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
 	return resp, nil
+}
+
+// tellAlone logs, once, why the pace is not shared with other runs.
+func (t *pacedTransport) tellAlone(ctx context.Context) {
+	if t.told.Load() {
+		return
+	}
+	err := t.notShared
+	if err == nil {
+		err = t.pacer.Alone()
+	}
+	if err != nil && t.told.CompareAndSwap(false, true) {
+		tflog.SubsystemDebug(ctx, logSubsystem, "the pace is not shared with other runs on this machine", map[string]any{"reason": err.Error()})
+	}
 }
 
 type releasingBody struct {

@@ -43,13 +43,23 @@ var ErrOutlastsDeadline = fmt.Errorf("waiting for the rate limit would outlast r
 // steps Done takes. The zero value is not usable; use New.
 type Pacer struct {
 	clock         Clock
-	gate          gate
 	ceiling       rate.Limit // the user's requests_per_second; rate.Inf when unset
 	maxConcurrent int
+	maxWait       time.Duration
 
-	mu        sync.Mutex
-	changed   chan struct{} // closed, and replaced, at each answer
-	inFlight  int           // let go and not yet released
+	mu      sync.Mutex
+	changed chan struct{} // closed, and replaced, at each answer
+	shared  *sharing      // nil: not shared (share.go)
+	own     counts        // this process's requests let go
+	model                 // what sharing shares
+}
+
+// model is the state of the package doc's model: what Pacers that share
+// it load and save around each step (share.go).
+type model struct {
+	gate      gate
+	checked   time.Time // when members were last checked for liveness (share.go)
+	inFlight  int       // let go and not yet released, by every member
 	pace      *rate.Limiter
 	cut       bool          // a refusal has cut the pace
 	peak      float64       // the rate last refused
@@ -95,24 +105,40 @@ const untilAnswered = time.Duration(math.MaxInt64)
 // 0), at most ceiling a second (no ceiling when 0), and holding a request
 // at most maxWait for a quota's reset or a pause the service asked for.
 func New(clock Clock, maxConcurrent int, ceiling float64, maxWait time.Duration) *Pacer {
-	p := &Pacer{clock: clock, gate: gate{maxWait: maxWait}, ceiling: rate.Inf, maxConcurrent: maxConcurrent,
-		changed: make(chan struct{}), startBase: StartRate, startEnd: math.Inf(1)}
+	p := &Pacer{clock: clock, ceiling: rate.Inf, maxConcurrent: maxConcurrent, maxWait: maxWait, changed: make(chan struct{})}
 	if ceiling > 0 {
 		p.ceiling = rate.Limit(ceiling)
 	}
-	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
+	p.fresh()
 	return p
+}
+
+// inf is a start's end before the first refusal: none.
+var inf = math.Inf(1)
+
+// fresh sets the model as it is before the first request.
+func (p *Pacer) fresh() {
+	p.model = model{gate: gate{maxWait: p.maxWait}, startBase: StartRate, startEnd: inf}
+	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
 }
 
 // Wait blocks until a request may go, or ctx is done; it fails at once
 // when the wait would outlast ctx's deadline. Every Ticket is followed by
-// Done, then Release.
+// Done, then Release. The waiters of a shared Pacer take turns at asking.
 func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
+	if turn := p.turn(); turn != nil {
+		select {
+		case turn <- struct{}{}:
+			defer func() { <-turn }()
+		case <-ctx.Done():
+			return Ticket{}, ctx.Err()
+		}
+	}
 	for {
 		p.mu.Lock()
 		changed := p.changed
 		now := p.clock.Now()
-		t, wait, ok := p.reserve(now)
+		t, wait, ok := p.ask(now)
 		p.mu.Unlock()
 		if ok {
 			return t, nil
@@ -120,17 +146,23 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		if wait == untilAnswered {
 			// An answer wakes it (changed); it also asks again after
 			// the longest wait, which bounds every other wait too.
-			wait = p.gate.maxWait
+			wait = p.maxWait
 		} else if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
-		case <-p.clock.After(wait):
+		case <-p.clock.After(p.pollAfter(wait)):
 		case <-changed:
 		case <-ctx.Done():
 			return Ticket{}, ctx.Err()
 		}
 	}
+}
+
+// ask is reserve as a step of the model (share.go).
+func (p *Pacer) ask(now time.Time) (t Ticket, wait time.Duration, ok bool) {
+	p.step(now, func() { t, wait, ok = p.reserve(now) })
+	return t, wait, ok
 }
 
 // reserve lets a request go at now, or says how long it waits before it
@@ -144,7 +176,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	}
 	p.polled, p.held = now, false
 	switch {
-	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.inFlight >= p.maxConcurrent:
+	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.own.InFlight >= p.maxConcurrent:
 		return Ticket{}, untilAnswered, false
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), false
@@ -162,6 +194,8 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	}
 	p.pace.AllowN(now, 1)
 	p.inFlight++
+	p.own.InFlight++
+	p.own.Unanswered++
 	if p.first.IsZero() {
 		p.first = now
 	}
@@ -206,6 +240,13 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
+	p.step(now, func() { p.done(t, a, now) })
+	p.wake()
+}
+
+// done is Done's step of the model.
+func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
+	p.own.Unanswered--
 	p.gate.done(a.Quota, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
 		if until := now.Add(min(a.RetryAfter, p.gate.maxWait)); until.After(p.pausedTil) {
@@ -223,7 +264,6 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	default:
 		p.refuse(t, a, now)
 	}
-	p.wake()
 }
 
 // accept ends probing, and keeps the others in flight with t, for telling
@@ -287,7 +327,7 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.inFlight--
+	p.step(p.clock.Now(), func() { p.inFlight--; p.own.InFlight-- })
 	p.wake()
 }
 

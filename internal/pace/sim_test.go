@@ -142,12 +142,42 @@ func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.r
 // defaults, in front of lim (nil: none). A refused read is tried again
 // after its Retry-After, or backs off from a second as the client does.
 func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) simPlan {
+	return simulateFleet(seed, 1, reads, lim, net, p, told)[0]
+}
+
+// simulateFleet runs plans such plans at once, as separate processes on
+// one machine would: each with its Pacer, whose waiters only its own
+// answers wake, started within launchSpread of the first, in front of one
+// limiter.
+func simulateFleet(seed uint64, plans, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) []simPlan {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Unix(1_800_000_000, 0).Add(time.Duration(rng.Int64N(int64(time.Second))))
-	s := &sim{now: start, rng: rng, lim: lim, net: net, told: told}
-	if p != nil {
-		s.pacer = p(s)
+	s := &sim{now: start, rng: rng, lim: lim, net: net}
+	fleet := make([]*process, plans)
+	for i := range fleet {
+		pl := &process{id: i, told: told, start: start}
+		if i > 0 {
+			pl.start = start.Add(time.Duration(rng.Int64N(int64(launchSpread))))
+		}
+		if p != nil {
+			pl.pacer = p(s)
+		}
+		fleet[i] = pl
+		s.at(pl.start, func() { s.runPlan(pl, reads) })
 	}
+	s.run()
+	out := make([]simPlan, plans)
+	for i, pl := range fleet {
+		out[i] = simPlan{took: pl.ended.Sub(pl.start), requests: pl.requests, refused: pl.refused}
+	}
+	return out
+}
+
+// launchSpread is how far apart the processes of a fleet start.
+const launchSpread = 300 * time.Millisecond
+
+// runPlan starts pl: its list read, then its walkers.
+func (s *sim) runPlan(pl *process, reads int) {
 	next := 0
 	var read func(w *walker)
 	read = func(w *walker) {
@@ -156,46 +186,55 @@ func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *P
 		}
 		next++
 		s.attempt(w, 0, func() {
-			s.ended = s.now
-			s.after(20*time.Millisecond+time.Duration(rng.Int64N(int64(130*time.Millisecond))), func() { read(w) })
+			pl.ended = s.now
+			s.after(20*time.Millisecond+time.Duration(s.rng.Int64N(int64(130*time.Millisecond))), func() { read(w) })
 		})
 	}
-	s.attempt(&walker{id: 0}, 0, func() {
-		s.after(80*time.Millisecond+time.Duration(rng.Int64N(int64(40*time.Millisecond))), func() {
+	s.attempt(&walker{id: 0, plan: pl}, 0, func() {
+		s.after(80*time.Millisecond+time.Duration(s.rng.Int64N(int64(40*time.Millisecond))), func() {
 			for i := range 10 {
-				read(&walker{id: 1 + i})
+				read(&walker{id: 1 + i, plan: pl})
 			}
 		})
 	})
-	s.run()
-	return simPlan{took: s.ended.Sub(start), requests: s.requests, refused: s.refused}
 }
 
 // walker is one of Terraform's walkers; id orders the walkers woken at
 // once, so that a seed fixes the whole plan.
-type walker struct{ id, gen int }
+type walker struct {
+	id, gen int
+	plan    *process
+}
+
+// process is one Terraform process's share of a simulation.
+type process struct {
+	id                int
+	pacer             *Pacer
+	told, busy        int
+	waiting           map[*walker]func()
+	asker             *walker  // a shared Pacer's: the walker whose turn it is to ask
+	queue             []func() // and those waiting for their turn
+	start, ended      time.Time
+	requests, refused int
+}
 
 type sim struct {
-	now        time.Time
-	rng        *rand.Rand
-	lim        limiter
-	net        network
-	pacer      *Pacer
-	told, busy int
-	events     events
-	seq        int
-	waiting    map[*walker]func()
-	ended      time.Time
-	requests   int
-	refused    int
+	now    time.Time
+	rng    *rand.Rand
+	lim    limiter
+	net    network
+	events events
+	seq    int
 }
 
 func (s *sim) Now() time.Time                       { return s.now }
 func (s *sim) After(time.Duration) <-chan time.Time { return nil }
 
-func (s *sim) after(d time.Duration, f func()) {
+func (s *sim) after(d time.Duration, f func()) { s.at(s.now.Add(d), f) }
+
+func (s *sim) at(t time.Time, f func()) {
 	s.seq++
-	heap.Push(&s.events, event{at: s.now.Add(d), seq: s.seq, f: f})
+	heap.Push(&s.events, event{at: t, seq: s.seq, f: f})
 }
 
 func (s *sim) run() {
@@ -214,48 +253,63 @@ func (s *sim) oneWay() time.Duration {
 	return d
 }
 
-// wait has w ask again at the next answer (wake), or when the returned
-// function is called, whichever comes first; only once either way.
+// wait has w ask again at its plan's next answer (wake), or when the
+// returned function is called, whichever comes first; only once either way.
 func (s *sim) wait(w *walker, ask func()) func() {
 	w.gen++
 	gen := w.gen
+	pl := w.plan
 	again := func() {
 		if w.gen == gen {
 			w.gen++
-			delete(s.waiting, w)
+			delete(pl.waiting, w)
 			ask()
 		}
 	}
-	if s.waiting == nil {
-		s.waiting = map[*walker]func(){}
+	if pl.waiting == nil {
+		pl.waiting = map[*walker]func(){}
 	}
-	s.waiting[w] = again
+	pl.waiting[w] = again
 	return again
 }
 
 // attempt asks the pacer to let w's request go, sends it, and on its
 // answer calls done, or tries again.
 func (s *sim) attempt(w *walker, tries int, done func()) {
+	pl := w.plan
 	var t Ticket
-	if s.pacer != nil {
+	if pl.pacer != nil {
+		if pl.asker != nil && pl.asker != w && pl.pacer.turn() != nil {
+			// A shared Pacer's waiters take turns at asking (Wait).
+			pl.queue = append(pl.queue, func() { s.attempt(w, tries, done) })
+			return
+		}
 		var wait time.Duration
 		var ok bool
-		t, wait, ok = s.pacer.reserve(s.now)
+		t, wait, ok = pl.pacer.ask(s.now)
 		if !ok {
+			pl.asker = w
 			again := s.wait(w, func() { s.attempt(w, tries, done) })
-			if wait != untilAnswered {
+			if wait = pl.pacer.pollAfter(wait); wait != untilAnswered {
 				s.after(wait, again)
 			}
 			return
 		}
-	} else if s.told > 0 {
-		if s.busy >= s.told {
+		if pl.asker == w {
+			pl.asker = nil
+			if len(pl.queue) > 0 {
+				s.after(0, pl.queue[0])
+				pl.queue = pl.queue[1:]
+			}
+		}
+	} else if pl.told > 0 {
+		if pl.busy >= pl.told {
 			s.wait(w, func() { s.attempt(w, tries, done) })
 			return
 		}
-		s.busy++
+		pl.busy++
 	}
-	s.requests++
+	pl.requests++
 	s.after(s.oneWay(), func() {
 		ok, wait, quota := true, time.Duration(0), http.Header(nil)
 		if s.lim != nil {
@@ -270,18 +324,18 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 				s.lim.finish(s.now)
 			}
 			s.after(s.oneWay(), func() {
-				if s.pacer != nil {
-					s.pacer.Done(t, Answer{Refused: !ok, RetryAfter: wait, Quota: quota})
-					s.pacer.Release(t)
-				} else if s.told > 0 {
-					s.busy--
+				if pl.pacer != nil {
+					pl.pacer.Done(t, Answer{Refused: !ok, RetryAfter: wait, Quota: quota})
+					pl.pacer.Release(t)
+				} else if pl.told > 0 {
+					pl.busy--
 				}
-				s.wake()
+				s.wake(pl)
 				if ok {
 					done()
 					return
 				}
-				s.refused++
+				pl.refused++
 				if wait == 0 {
 					// The client's backoff without a Retry-After (the
 					// middle of its window, min_wait 1 s).
@@ -293,10 +347,11 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 	})
 }
 
-// wake lets every walker waiting for an answer ask again, in walker order.
-func (s *sim) wake() {
-	for _, w := range slices.SortedFunc(maps.Keys(s.waiting), func(a, b *walker) int { return a.id - b.id }) {
-		s.after(0, s.waiting[w])
+// wake lets every walker of pl waiting for an answer ask again, in walker
+// order.
+func (s *sim) wake(pl *process) {
+	for _, w := range slices.SortedFunc(maps.Keys(pl.waiting), func(a, b *walker) int { return a.id - b.id }) {
+		s.after(0, pl.waiting[w])
 	}
 }
 

@@ -56,6 +56,8 @@ type BrowserProfileProviderModel struct {
 	ClientCertPEM         types.String  `tfsdk:"client_cert_pem"`
 	ClientKeyPEM          types.String  `tfsdk:"client_key_pem"`
 	Headers               types.Map     `tfsdk:"headers"`
+	SharePace             types.Bool    `tfsdk:"share_pace"`
+	PaceDir               types.String  `tfsdk:"pace_dir"`
 }
 
 // pagingModel is the provider block's paging setting.
@@ -177,9 +179,28 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 			},
 			"requests_per_second": schema.Float64Attribute{
 				MarkdownDescription: "A ceiling on the request rate. Unset, the provider paces itself by the service's " +
-					"`429` answers. Falls back to the `" + EnvRequestsPerSecond + "` environment variable.",
+					"`429` answers. Runs that share their pace (`share_pace`) keep one pace: give them the same ceiling. Runs on " +
+					"several machines share nothing: give each its part of the service's limit. Falls back to the `" +
+					EnvRequestsPerSecond + "` environment variable.",
 				Optional:   true,
 				Validators: []validator.Float64{float64validator.Between(minRequestsPerSecond, maxRequestsPerSecond)},
+			},
+			"share_pace": schema.BoolAttribute{
+				MarkdownDescription: "Pace together with the other runs of this provider on this machine that use the same " +
+					"`base_url` and token (Terragrunt's `run-all`, Atlantis, a CI matrix on one runner): they share what they learn of " +
+					"the service's rate limit, a pause it asked for, an announced quota and the requests in flight, through state in " +
+					"`pace_dir`, so that together they stay within the limit as one client would. The state holds no secret. " +
+					"A directory that cannot be used leaves each run at its own pace, with a debug log line. Default `true`. Falls " +
+					"back to the `" + EnvSharePace + "` environment variable (`true` or `false`).",
+				Optional: true,
+			},
+			"pace_dir": schema.StringAttribute{
+				MarkdownDescription: "An absolute path: the directory where runs share their pace (`share_pace`). Default " +
+					"`terraform-provider-browserprofile/pace` under the user's cache directory (`$XDG_CACHE_HOME` or `~/.cache` on " +
+					"Linux, `~/Library/Caches` on macOS, `%LocalAppData%` on Windows). Falls back to the `" + EnvPaceDir + "` " +
+					"environment variable.",
+				Optional:   true,
+				Validators: []validator.String{paceDirValidator{}},
 			},
 			"allow_incomplete_list": schema.BoolAttribute{
 				MarkdownDescription: "Accept a profile list that may be incomplete, with a warning, instead of failing. " +

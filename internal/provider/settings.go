@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,8 @@ const (
 	EnvEnvironment       = "BROWSERPROFILE_ENVIRONMENT"
 	EnvBaseURL           = "BROWSERPROFILE_BASE_URL"
 	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
+	EnvSharePace         = "BROWSERPROFILE_SHARE_PACE"
+	EnvPaceDir           = "BROWSERPROFILE_PACE_DIR"
 	// Paths of PEM files, for the attributes of the same names.
 	EnvCACertFile     = "BROWSERPROFILE_CA_CERT_FILE"
 	EnvClientCertFile = "BROWSERPROFILE_CLIENT_CERT_FILE"
@@ -104,6 +107,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 		return s, diags
 	}
 	s.resolveLimits(cfg, getenv, &diags)
+	s.resolveSharing(cfg, getenv, &diags)
 	resolveTLS(&s.client, cfg, getenv, &diags)
 	s.client.Headers = headersFrom(cfg.Headers)
 	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
@@ -135,6 +139,8 @@ func unknownValues(cfg BrowserProfileProviderModel) diag.Diagnostics {
 		{cfg.ClientCertPEM, "client_cert_pem", EnvClientCertFile},
 		{cfg.ClientKeyPEM, "client_key_pem", EnvClientKeyFile},
 		{cfg.Headers, "headers", ""},
+		{cfg.SharePace, "share_pace", EnvSharePace},
+		{cfg.PaceDir, "pace_dir", EnvPaceDir},
 	} {
 		if !a.value.IsUnknown() {
 			continue
@@ -236,6 +242,31 @@ func (s *settings) resolveLimits(cfg BrowserProfileProviderModel, getenv func(st
 				fmt.Sprintf("%s is %q; it must be a number of requests per second from %g to %g.", EnvRequestsPerSecond, getenv(EnvRequestsPerSecond), minRequestsPerSecond, maxRequestsPerSecond))
 		}
 		s.client.RequestsPerSecond = rps
+	}
+}
+
+// resolveSharing sets whether, and where, the pace is shared with other
+// runs on this machine: the block's settings, then the environment's.
+func (s *settings) resolveSharing(cfg BrowserProfileProviderModel, getenv func(string) string, diags *diag.Diagnostics) {
+	s.client.SharePace = true
+	switch raw := strings.TrimSpace(getenv(EnvSharePace)); {
+	case !cfg.SharePace.IsNull():
+		s.client.SharePace = cfg.SharePace.ValueBool()
+	case raw != "":
+		share, err := strconv.ParseBool(raw)
+		if err != nil {
+			diags.AddAttributeError(path.Root("share_pace"), "Invalid "+EnvSharePace,
+				fmt.Sprintf("%s is %q; it must be true or false.", EnvSharePace, getenv(EnvSharePace)))
+		}
+		s.client.SharePace = share
+	}
+	s.client.PaceDir = firstSet(cfg.PaceDir, getenv(EnvPaceDir), "")
+	if dir := s.client.PaceDir; dir != "" && !filepath.IsAbs(dir) {
+		source := "pace_dir"
+		if cfg.PaceDir.IsNull() {
+			source = EnvPaceDir
+		}
+		diags.AddAttributeError(path.Root("pace_dir"), "Invalid "+source, paceDirDetail(source, dir))
 	}
 }
 

@@ -38,8 +38,25 @@ func TestResolveSettings_precedence(t *testing.T) {
 	if diags.HasError() || s.environment != "production" || s.client.BaseURL.Host != "prod.example.com" {
 		t.Errorf("defaults: %+v %v", s, diags)
 	}
-	if s.client.MaxRetries != 5 || s.client.MaxConcurrent != 8 || s.client.RequestsPerSecond != 0 {
+	if s.client.MaxRetries != 5 || s.client.MaxConcurrent != 8 || s.client.RequestsPerSecond != 0 || !s.client.SharePace || s.client.PaceDir != "" {
 		t.Errorf("tuning defaults: %+v", s.client)
+	}
+}
+
+// Sharing the pace: on unless the block or the environment turns it off;
+// the block's directory, then the environment's.
+func TestResolveSettings_sharing(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{EnvSharePace: "false", EnvPaceDir: "/env/pace"}
+	cfg := BrowserProfileProviderModel{BaseURL: types.StringValue("https://api.example.com/api/v1"), APIToken: types.StringValue("t")}
+	s, diags := resolveSettings(cfg, func(k string) string { return env[k] }, nil)
+	if diags.HasError() || s.client.SharePace || s.client.PaceDir != "/env/pace" {
+		t.Errorf("from the environment: share %v in %q (%v)", s.client.SharePace, s.client.PaceDir, diags)
+	}
+	cfg.SharePace, cfg.PaceDir = types.BoolValue(true), types.StringValue("/block/pace")
+	s, diags = resolveSettings(cfg, func(k string) string { return env[k] }, nil)
+	if diags.HasError() || !s.client.SharePace || s.client.PaceDir != "/block/pace" {
+		t.Errorf("from the block: share %v in %q (%v)", s.client.SharePace, s.client.PaceDir, diags)
 	}
 }
 
@@ -125,6 +142,14 @@ func TestResolveSettings_failures(t *testing.T) {
 			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "10abc"},
 			path: "requests_per_second", detail: `"10abc"`,
 		},
+		"sharing neither true nor false": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvSharePace: "no"},
+			path: "share_pace", detail: EnvSharePace + ` is "no"; it must be true or false`,
+		},
+		"a relative pace directory": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvPaceDir: ".pace"},
+			path: "pace_dir", detail: EnvPaceDir + ` is ".pace"; it must be an absolute path`,
+		},
 		"bad rate variable": {
 			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "fast"},
 			path: "requests_per_second", detail: EnvRequestsPerSecond,
@@ -177,6 +202,8 @@ func TestResolveSettings_throughTheServer(t *testing.T) {
 			`AttributeName("base_url")`, []string{"Invalid base address", "the built-in address of the production environment"}, false},
 		"waits the wrong way round": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "min_wait_seconds": 10, "max_wait_seconds": 5}},
 			`AttributeName("min_wait_seconds")`, []string{"min_wait_seconds exceeds max_wait_seconds", "The least wait between attempts"}, false},
+		"a relative pace directory": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "pace_dir": "pace"}},
+			`AttributeName("pace_dir")`, []string{"Invalid pace_dir", `pace_dir is "pace"; it must be an absolute path`}, false},
 		"a rate from the environment": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base},
 			getenv: func(k string) string { return map[string]string{EnvRequestsPerSecond: "fast"}[k] }},
 			`AttributeName("requests_per_second")`, []string{"Invalid BROWSERPROFILE_REQUESTS_PER_SECOND", `is "fast"`}, false},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,6 +35,28 @@ func (baseURLValidator) ValidateString(_ context.Context, req validator.StringRe
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid base address",
 			fmt.Sprintf("base_url %q is not usable: %s.", req.ConfigValue.ValueString(), err))
 	}
+}
+
+// paceDirValidator asks for an absolute path: runs started from different
+// directories must meet in one.
+type paceDirValidator struct{}
+
+func (paceDirValidator) Description(context.Context) string { return "an absolute path" }
+
+func (v paceDirValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (paceDirValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if dir := req.ConfigValue.ValueString(); !filepath.IsAbs(dir) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid pace_dir", paceDirDetail("pace_dir", dir))
+	}
+}
+
+// paceDirDetail says why a pace directory from source is refused.
+func paceDirDetail(source, dir string) string {
+	return fmt.Sprintf("%s is %q; it must be an absolute path, so that runs started in different directories share one.", source, dir)
 }
 
 // profileKeyValidator refuses values that cannot be a profile_key.

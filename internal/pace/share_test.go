@@ -1,0 +1,319 @@
+package pace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// memStore is a shared state in memory: what internal/paceshare keeps on
+// disk, for Pacers in one test.
+type memStore struct {
+	data []byte
+	gone map[string]bool // members whose process ended
+	fail error           // every Update fails with it, when set
+}
+
+// member is one Pacer's view of a memStore.
+type member struct {
+	*memStore
+	name string
+}
+
+func (s *memStore) member(name string) member { return member{s, name} }
+
+func (m member) Update(f func([]byte) ([]byte, error)) error {
+	if m.fail != nil {
+		return m.fail
+	}
+	b, err := f(m.data)
+	if err == nil {
+		m.data = b
+	}
+	return err
+}
+
+func (m member) Member() string { return m.name }
+
+func (m member) Gone(members []string) []string {
+	return slices.DeleteFunc(slices.Clone(members), func(n string) bool { return !m.gone[n] })
+}
+
+// silent is a limiter that sends no Retry-After, as nginx's limit_req and
+// HAProxy's deny do.
+type silent struct{ limiter }
+
+func (s silent) admit(at time.Time) (bool, time.Duration, http.Header) {
+	ok, _, h := s.limiter.admit(at)
+	return ok, 0, h
+}
+
+// fleetCase is a limit a fleet of plans meets, and the targets: at K = 4,
+// the ratio only; at 8 and 16, the ratio and the share refused.
+type fleetCase struct {
+	name   string
+	new    func() limiter
+	target map[int]figures // by K: the worst ratio and the worst share refused
+	// alone is the most refused, in percent, sharing nothing at K = 8.
+	alone float64
+}
+
+var fleetCases = []fleetCase{
+	{name: "nginx", new: func() limiter { return silent{newBucket(50, 10)} },
+		target: map[int]figures{4: {worst: 1.5, refused: 100}, 8: {worst: 1.3, refused: 4}, 16: {worst: 1.3, refused: 4}}, alone: 20},
+	// HAProxy counts the requests it refuses, so a start's overshoot
+	// closes its window for a second, and the requests refused wait out
+	// the client's back-off (no Retry-After): the model misses K = 4 and
+	// the share refused at 8; the figures hold it where it is.
+	{name: "HAProxy", new: func() limiter { return silent{&rollingWindow{n: 50, countRefused: true}} },
+		target: map[int]figures{4: {worst: 1.8, refused: 100}, 8: {worst: 1.3, refused: 5}, 16: {worst: 1.3, refused: 4}}, alone: 26},
+	{name: "quota", new: func() limiter { return quota(2*time.Second, "ietf") },
+		target: map[int]figures{4: {worst: 1.5, refused: 100}, 8: {worst: 1.2, refused: 1}, 16: {worst: 1.2, refused: 1}}, alone: 20},
+}
+
+// fleetReads is each plan's reads beside its list, as in make bench.
+const fleetReads = 40
+
+// runFleet simulates k plans at once behind lim, their Pacers sharing one
+// state or not, and returns the fleet's time against the ideal (every
+// request at 50 a second from the first plan's start) and the share of
+// requests refused, in percent.
+func runFleet(seed uint64, k int, lim limiter, share bool) (ratio, refused float64) {
+	store := &memStore{}
+	n := 0
+	pacer := func(c Clock) *Pacer {
+		p := defaultPacer(c)
+		if share {
+			p.Share(store.member(fmt.Sprint(n)))
+		}
+		n++
+		return p
+	}
+	plans := simulateFleet(seed, k, fleetReads, lim, networks[0].net, pacer, 0)
+	var took time.Duration
+	requests, refusals := 0, 0
+	for _, pl := range plans {
+		took = max(took, pl.took) // each from its own start: the slowest is at least this
+		requests += pl.requests
+		refusals += pl.refused
+	}
+	ideal := perSecond(50, float64(k*(fleetReads+1)))
+	return float64(took) / float64(ideal), 100 * float64(refusals) / float64(requests)
+}
+
+// TestShare_fleetPacesAsOne: plans on one machine, sharing their pace,
+// meet the limit as one client would; sharing nothing, none fails and
+// fewer than a fifth of their requests are refused.
+func TestShare_fleetPacesAsOne(t *testing.T) {
+	for _, c := range fleetCases {
+		for _, k := range []int{4, 8, 16} {
+			t.Run(fmt.Sprintf("%s/%d", c.name, k), func(t *testing.T) {
+				var got figures
+				alone := 0.0
+				for seed := range uint64(3) {
+					r, s := runFleet(seed, k, c.new(), true)
+					got.worst, got.refused = max(got.worst, r), max(got.refused, s)
+					if k == 8 {
+						_, a := runFleet(seed, k, c.new(), false)
+						alone = max(alone, a)
+					}
+				}
+				t.Logf("shared: worst %.3fx, %.2f%% refused; alone: %.2f%% refused", got.worst, got.refused, alone)
+				if want := c.target[k]; !want.within(got) {
+					t.Errorf("worst %.3fx, %.2f%% refused: want <= %.2fx, <= %.1f%%", got.worst, got.refused, want.worst, want.refused)
+				}
+				if alone > c.alone {
+					t.Errorf("sharing nothing, %.2f%% refused: want <= %.0f%%", alone, c.alone)
+				}
+			})
+		}
+	}
+}
+
+// TestShare_onePlanAsAlone: one plan sharing its state with nobody paces
+// as it does alone.
+func TestShare_onePlanAsAlone(t *testing.T) {
+	for _, c := range append(slices.Clone(unannounced[:3]), announced[2]) {
+		for seed := range uint64(3) {
+			alone := simulate(seed, simReads, c.new(), networks[0].net, defaultPacer, 0)
+			store := &memStore{}
+			shared := simulate(seed, simReads, c.new(), networks[0].net, func(clock Clock) *Pacer {
+				p := defaultPacer(clock)
+				p.Share(store.member("only"))
+				return p
+			}, 0)
+			if r := shared.ratio(alone.took); r > 1.02 || shared.refused > alone.refused+1 {
+				t.Errorf("%s, seed %d: shared took %.3fx alone's, %d refused against %d", c.name, seed, r, shared.refused, alone.refused)
+			}
+		}
+	}
+}
+
+// TestShare_deadMemberFreesItsPlace: a process that ends with a request in
+// flight holds the others back no longer than LivenessEvery.
+func TestShare_deadMemberFreesItsPlace(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{gone: map[string]bool{}}
+	a, b := defaultPacer(clock), defaultPacer(clock)
+	a.Share(store.member("a"))
+	b.Share(store.member("b"))
+	if _, _, ok := a.ask(clock.now); !ok {
+		t.Fatal("the first request was held")
+	}
+	// The first request goes alone: its answer says whether a quota is
+	// announced.
+	clock.now = clock.now.Add(time.Second / StartRate)
+	if _, wait, ok := b.ask(clock.now); ok || wait != untilAnswered {
+		t.Fatalf("b went beside a's first request (wait %v)", wait)
+	}
+	store.gone["a"] = true
+	clock.now = clock.now.Add(LivenessEvery / 2)
+	if _, _, ok := b.ask(clock.now); ok {
+		t.Fatal("b went before the next liveness check")
+	}
+	clock.now = clock.now.Add(LivenessEvery)
+	if _, _, ok := b.ask(clock.now); !ok {
+		t.Fatal("b is still held by a process that ended")
+	}
+	if st, err := decodeState(store.data); err != nil || len(st.Members) != 1 || st.Members["b"].InFlight != 1 {
+		t.Fatalf("members %v (%v): want b's one request", st.Members, err)
+	}
+}
+
+// TestShare_joinsAtThePaceFound: a process that starts while others run
+// takes the pace they found, and their pause.
+func TestShare_joinsAtThePaceFound(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{}
+	a := defaultPacer(clock)
+	a.Share(store.member("a"))
+	tk, _, _ := a.ask(clock.now)
+	a.Done(tk, Answer{})
+	a.Release(tk)
+	for range 5 {
+		clock.now = clock.now.Add(5 * time.Millisecond)
+		if tk, _, ok := a.ask(clock.now); ok {
+			a.Done(tk, Answer{Refused: true, RetryAfter: 3 * time.Second})
+			a.Release(tk)
+			break
+		}
+	}
+	b := defaultPacer(clock)
+	b.Share(store.member("b"))
+	if _, wait, ok := b.ask(clock.now); ok || wait < 2*time.Second {
+		t.Fatalf("b went or waits %v: want the 3 s pause a was asked for", wait)
+	}
+	if got := b.pace.Limit(); got != a.pace.Limit() || got >= StartRate {
+		t.Fatalf("b's pace %v, a's %v: want a's, cut", got, a.pace.Limit())
+	}
+}
+
+// TestShare_oldStateIsForgotten: a state no step touched for Forget, with
+// nothing in flight and no pause to come, starts afresh.
+func TestShare_oldStateIsForgotten(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{}
+	a := defaultPacer(clock)
+	a.Share(store.member("a"))
+	tk, _, _ := a.ask(clock.now)
+	a.Done(tk, Answer{Refused: true})
+	a.Release(tk)
+	clock.now = clock.now.Add(Forget + time.Second)
+	b := defaultPacer(clock)
+	b.Share(store.member("b"))
+	if _, _, ok := b.ask(clock.now); !ok || b.cut || b.pace.Limit() != StartRate {
+		t.Fatalf("b took up an old state: cut %v, pace %v", b.cut, b.pace.Limit())
+	}
+}
+
+// TestShare_goesAloneOnWhatItCannotShare: a store that fails, a state
+// that is not one, or one of another version: the Pacer says why and paces
+// alone, counting only its own requests; it leaves another version's
+// state as it was.
+func TestShare_goesAloneOnWhatItCannotShare(t *testing.T) {
+	for name, c := range map[string]struct {
+		store *memStore
+		want  string
+	}{
+		"store fails":   {&memStore{fail: errors.New("permission denied")}, "permission denied"},
+		"not a state":   {&memStore{data: []byte(`{"version": 1}`)}, "unreadable"},
+		"cut short":     {&memStore{data: validState()[:40]}, "unreadable"},
+		"other version": {&memStore{data: append([]byte(stateMagic), 4, 9, 9)}, "another version's"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+			before := slices.Clone(c.store.data)
+			p := New(clock, 1, 0, 30*time.Second)
+			p.Share(c.store.member("a"))
+			tk, _, ok := p.ask(clock.now)
+			if !ok {
+				t.Fatal("the first request was held")
+			}
+			if err := p.Alone(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Alone() = %v: want it to say %q", err, c.want)
+			}
+			if _, wait, ok := p.ask(clock.now); ok || wait != untilAnswered {
+				t.Fatal("a second request went beside the first, past max_concurrent 1")
+			}
+			p.Done(tk, Answer{})
+			p.Release(tk)
+			clock.now = clock.now.Add(time.Second)
+			if _, _, ok := p.ask(clock.now); !ok || p.inFlight != 1 {
+				t.Fatalf("alone, the next request waits (in flight %d)", p.inFlight)
+			}
+			if !slices.Equal(c.store.data, before) {
+				t.Fatalf("the state changed to %s", c.store.data)
+			}
+		})
+	}
+}
+
+// validState is a state a Pacer saved after a few steps.
+func validState() []byte {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{}
+	p := defaultPacer(clock)
+	p.Share(store.member("a"))
+	for range 3 {
+		tk, _, _ := p.ask(clock.now)
+		p.Done(tk, Answer{})
+		clock.now = clock.now.Add(20 * time.Millisecond)
+	}
+	return store.data
+}
+
+// TestState_readsWhatItWrites: a state decodes to what was encoded, and
+// every shorter piece of it is refused.
+func TestState_readsWhatItWrites(t *testing.T) {
+	b := validState()
+	st, err := decodeState(b)
+	if err != nil || len(st.Sent) != 3 || st.Members["a"].InFlight != 3 || !bytes.Equal(encodeState(&st), b) {
+		t.Fatalf("decoded %+v (%v)", st, err)
+	}
+	for n := range len(b) {
+		if _, err := decodeState(b[:n]); err == nil {
+			t.Fatalf("%d bytes of %d decoded", n, len(b))
+		}
+	}
+}
+
+// TestShare_stateHoldsNoHeaderText: what a service sent stays out of the
+// shared state but for the numbers read from it.
+func TestShare_stateHoldsNoHeaderText(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{}
+	p := defaultPacer(clock)
+	p.Share(store.member("a"))
+	tk, _, _ := p.ask(clock.now)
+	h := http.Header{"Ratelimit": {`"secret-token";r=5;t=10`}, "Ratelimit-Policy": {`"secret-token";q=100;w=10`}}
+	p.Done(tk, Answer{Quota: h})
+	p.Release(tk)
+	if strings.Contains(string(store.data), "secret") || !p.gate.known || p.gate.quota.Remaining != 5 {
+		t.Fatalf("state %s (quota %+v)", store.data, p.gate.quota)
+	}
+}
