@@ -32,6 +32,7 @@ var mayImport = map[string][]string{
 	"internal/registry":    nil,
 	"cmd/registry":         {"internal/loopback", "internal/registry"},
 	"internal/e2e":         nil,
+	"internal/daemons":     nil,
 	"internal/releasetest": nil,
 	"cmd/benchfloor":       nil,
 }

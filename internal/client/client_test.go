@@ -8,16 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
@@ -179,90 +174,5 @@ func TestHeaders_aGatewaysHeadersGoWithEveryRequest(t *testing.T) {
 	}
 	if err == nil || strings.Contains(fmt.Sprintf("%v %+v", err, err), "cf-secret-4f7c9a2e1d6b") {
 		t.Errorf("err = %v: the header's value shows", err)
-	}
-}
-
-// daemon is a real server from Debian (squid, nginx, haproxy) run on
-// loopback for one test: its binary, a folder of its own for its
-// configuration and logs, and the address it is to listen on.
-type daemon struct {
-	bin, dir, addr string
-}
-
-// newDaemon finds the server name, as BROWSERPROFILE_<NAME> or on PATH,
-// or skips the test; makes its folder, which the server's own user may
-// write to (t.TempDir's parent is closed to other users); and picks a free
-// address on loopback.
-func newDaemon(t testing.TB, name string) daemon {
-	t.Helper()
-	env := "BROWSERPROFILE_" + strings.ToUpper(name)
-	bin := os.Getenv(env)
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath(name); err != nil {
-			t.Skipf("no %s: make test installs Debian's (scripts/ensure-debian.sh %[1]s) and names it in %s", name, env)
-		}
-	}
-	dir, err := os.MkdirTemp("", "browserprofile-"+name+"-") //nolint:usetesting // t.TempDir's parent is closed to the server's user
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return daemon{bin: bin, dir: dir, addr: ln.Addr().String()}
-}
-
-// path is name in the daemon's folder.
-func (d daemon) path(name string) string { return filepath.Join(d.dir, name) }
-
-// start runs the daemon with args, its output in out (in its folder), until
-// the test ends, and waits until it listens.
-func (d daemon) start(t testing.TB, out string, args ...string) {
-	t.Helper()
-	f, err := os.Create(d.path(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	cmd := exec.Command(d.bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	name := filepath.Base(d.bin)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if c, err := net.Dial("tcp", d.addr); err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(d.path(out))
-			t.Fatalf("%s exited before it listened:\n%s", name, log)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen within 20 s", name)
-		}
-	}
-}
-
-func writeTestFile(t testing.TB, name, content string) {
-	t.Helper()
-	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

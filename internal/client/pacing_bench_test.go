@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -223,7 +224,7 @@ func runPacing(b *testing.B, opts standin.Options, front frontLimiter, reads, ma
 	run := pacingRun{wall: slices.Max(ended), requests: s.Requests.Load(), refused: s.Limited.Load()}
 	if front != nil {
 		all := statuses()
-		run.requests, run.refused = int64(len(all)), int64(refusals(all))
+		run.requests, run.refused = int64(len(all)), int64(daemons.Refusals(all))
 	}
 	return run
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -22,7 +23,7 @@ const proxyPassword = "proxy-pw-7e1c9a4b"
 // proxy's address.
 func startSquid(t *testing.T) string {
 	t.Helper()
-	d := newDaemon(t, "squid")
+	d := daemons.New(t, "squid", false)
 	conf := fmt.Sprintf(`http_port %s
 hosts_file %s/hosts
 auth_param basic program /usr/lib/squid/basic_fake_auth
@@ -35,11 +36,11 @@ cache_log %[2]s/cache.log
 pid_filename %[2]s/squid.pid
 coredump_dir %[2]s
 shutdown_lifetime 0 seconds
-`, d.addr, d.dir)
-	writeTestFile(t, d.path("hosts"), "127.0.0.1 standin.test\n")
-	writeTestFile(t, d.path("squid.conf"), conf)
-	d.start(t, "squid.out", "-N", "-f", d.path("squid.conf"))
-	return d.addr
+`, d.Addr, d.Dir)
+	daemons.WriteFile(t, d.Path("hosts"), "127.0.0.1 standin.test\n")
+	daemons.WriteFile(t, d.Path("squid.conf"), conf)
+	d.Start(t, "squid.out", "-N", "-f", d.Path("squid.conf"))
+	return d.Addr
 }
 
 // Through a real forward proxy, with a private authority and a client

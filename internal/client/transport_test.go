@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -125,7 +125,7 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 			}
 			readAll(t, c, n)
 			all := statuses()
-			refused := refusals(all)
+			refused := daemons.Refusals(all)
 			t.Logf("%d of %d requests refused", refused, len(all))
 			if refused == 0 || refused > unavoidable {
 				t.Errorf("%d of %d requests refused; want some, and no more than %d", refused, len(all), unavoidable)
@@ -139,84 +139,12 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 // request it answered so far.
 type frontLimiter func(t testing.TB, upstream string) (addr string, statuses func() []string)
 
-// startNginx runs nginx on loopback in front of upstream, limiting requests
-// as limit_req does (a leaky bucket of 50 a second, a burst of 10 served at
-// once), refusals answered 429 with no Retry-After. It returns its address,
-// and what gives the status of every request it answered so far.
 func startNginx(t testing.TB, upstream string) (string, func() []string) {
-	t.Helper()
-	d := newDaemon(t, "nginx")
-	writeTestFile(t, d.path("nginx.conf"), fmt.Sprintf(`daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-events { worker_connections 256; }
-http {
-	log_format status $status;
-	access_log %[1]s/access.log status;
-	limit_req_zone $binary_remote_addr zone=api:1m rate=50r/s;
-	limit_req_status 429;
-	server {
-		listen %[2]s;
-		location / {
-			limit_req zone=api burst=10 nodelay;
-			proxy_set_header Host $http_host;
-			proxy_pass http://%[3]s;
-		}
-	}
-}
-`, d.dir, d.addr, upstream))
-	d.start(t, "nginx.out", "-p", d.dir, "-e", d.path("error.log"), "-c", d.path("nginx.conf"))
-	return d.addr, func() []string { return logLines(t, d.path("access.log")) }
+	return daemons.Nginx(t, upstream, false)
 }
 
-// startHAProxy runs HAProxy on loopback in front of upstream, refusing
-// (429, no Retry-After) a request when more than 50 came in the last second,
-// refused ones counted too, as a stick table's http_req_rate does.
 func startHAProxy(t testing.TB, upstream string) (string, func() []string) {
-	t.Helper()
-	d := newDaemon(t, "haproxy")
-	writeTestFile(t, d.path("haproxy.cfg"), fmt.Sprintf(`global
-	log stdout format raw local0
-defaults
-	mode http
-	log global
-	option dontlognull
-	log-format "%%ST"
-	timeout connect 5s
-	timeout client 30s
-	timeout server 30s
-frontend api
-	bind %s
-	stick-table type ip size 1k expire 10s store http_req_rate(1s)
-	http-request track-sc0 src
-	http-request deny deny_status 429 if { sc_http_req_rate(0) gt 50 }
-	default_backend standin
-backend standin
-	server standin %s
-`, d.addr, upstream))
-	d.start(t, "haproxy.out", "-db", "-f", d.path("haproxy.cfg"))
-	return d.addr, func() []string { return logLines(t, d.path("haproxy.out")) }
-}
-
-// refusals counts the 429s among statuses.
-func refusals(statuses []string) int {
-	n := 0
-	for _, status := range statuses {
-		if status == "429" {
-			n++
-		}
-	}
-	return n
-}
-
-// logLines is the lines of a log.
-func logLines(t testing.TB, name string) []string {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(b))
+	return daemons.HAProxy(t, upstream, false)
 }
 
 // readsAgainst reads n profiles at once, through one client, from the

@@ -1,0 +1,186 @@
+// Package daemons runs real servers from Debian (squid, nginx, HAProxy) on
+// loopback for one test, as users meet them in front of a service: the
+// tests of internal/client and internal/e2e start them, and stop them when
+// the test ends. Test support only: no provider code imports it.
+package daemons
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// daemon is a real server from Debian (squid, nginx, haproxy) run on
+// loopback for one test: its binary, a folder of its own for its
+// configuration and logs, and the address it is to listen on.
+type Daemon struct {
+	Bin, Dir, Addr string
+}
+
+// New finds the server name, as BROWSERPROFILE_<NAME> or on PATH, or
+// skips the test (fails it, when need); makes its folder, which the server's own user may
+// write to (t.TempDir's parent is closed to other users); and picks a free
+// address on loopback.
+func New(t testing.TB, name string, need bool) Daemon {
+	t.Helper()
+	env := "BROWSERPROFILE_" + strings.ToUpper(name)
+	bin := os.Getenv(env)
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath(name); err != nil {
+			missing := t.Skipf
+			if need {
+				missing = t.Fatalf
+			}
+			missing("no %s: make test installs Debian's (scripts/ensure-debian.sh %[1]s) and names it in %s", name, env)
+		}
+	}
+	dir, err := os.MkdirTemp("", "browserprofile-"+name+"-") //nolint:usetesting // t.TempDir's parent is closed to the server's user
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return Daemon{Bin: bin, Dir: dir, Addr: ln.Addr().String()}
+}
+
+// Path is name in the daemon's folder.
+func (d Daemon) Path(name string) string { return filepath.Join(d.Dir, name) }
+
+// Start runs the daemon with args, its output in out (in its folder), until
+// the test ends, and waits until it listens.
+func (d Daemon) Start(t testing.TB, out string, args ...string) {
+	t.Helper()
+	f, err := os.Create(d.Path(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cmd := exec.Command(d.Bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	name := filepath.Base(d.Bin)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("tcp", d.Addr); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(d.Path(out))
+			t.Fatalf("%s exited before it listened:\n%s", name, log)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not listen within 20 s", name)
+		}
+	}
+}
+
+// WriteFile writes a daemon's file.
+func WriteFile(t testing.TB, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Nginx runs nginx on loopback in front of upstream, limiting requests
+// as limit_req does (a leaky bucket of 50 a second, a burst of 10 served at
+// once), refusals answered 429 with no Retry-After. It returns its address,
+// and what gives the status of every request it answered so far.
+func Nginx(t testing.TB, upstream string, need bool) (string, func() []string) {
+	t.Helper()
+	d := New(t, "nginx", need)
+	WriteFile(t, d.Path("nginx.conf"), fmt.Sprintf(`daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+events { worker_connections 256; }
+http {
+	log_format status $status;
+	access_log %[1]s/access.log status;
+	limit_req_zone $binary_remote_addr zone=api:1m rate=50r/s;
+	limit_req_status 429;
+	server {
+		listen %[2]s;
+		location / {
+			limit_req zone=api burst=10 nodelay;
+			proxy_set_header Host $http_host;
+			proxy_pass http://%[3]s;
+		}
+	}
+}
+`, d.Dir, d.Addr, upstream))
+	d.Start(t, "nginx.out", "-p", d.Dir, "-e", d.Path("error.log"), "-c", d.Path("nginx.conf"))
+	return d.Addr, func() []string { return LogLines(t, d.Path("access.log")) }
+}
+
+// HAProxy runs HAProxy on loopback in front of upstream, refusing
+// (429, no Retry-After) a request when more than 50 came in the last second,
+// refused ones counted too, as a stick table's http_req_rate does.
+func HAProxy(t testing.TB, upstream string, need bool) (string, func() []string) {
+	t.Helper()
+	d := New(t, "haproxy", need)
+	WriteFile(t, d.Path("haproxy.cfg"), fmt.Sprintf(`global
+	log stdout format raw local0
+defaults
+	mode http
+	log global
+	option dontlognull
+	log-format "%%ST"
+	timeout connect 5s
+	timeout client 30s
+	timeout server 30s
+frontend api
+	bind %s
+	stick-table type ip size 1k expire 10s store http_req_rate(1s)
+	http-request track-sc0 src
+	http-request deny deny_status 429 if { sc_http_req_rate(0) gt 50 }
+	default_backend standin
+backend standin
+	server standin %s
+`, d.Addr, upstream))
+	d.Start(t, "haproxy.out", "-db", "-f", d.Path("haproxy.cfg"))
+	return d.Addr, func() []string { return LogLines(t, d.Path("haproxy.out")) }
+}
+
+// Refusals counts the 429s among statuses.
+func Refusals(statuses []string) int {
+	n := 0
+	for _, status := range statuses {
+		if status == "429" {
+			n++
+		}
+	}
+	return n
+}
+
+// LogLines is the lines of a log.
+func LogLines(t testing.TB, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
