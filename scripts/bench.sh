@@ -51,6 +51,8 @@
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
 #  (d) refusing an oversized body: a list streamed past the 256 MiB limit
 #      with no Content-Length. Target: provider peak memory <= 1.5x the limit.
+#  (f) many plans at once on one machine (scripts/bench-fleet.sh says how),
+#      each row shown against its target, a failed plan failing the run.
 #  (e) filter and fields: terraform apply over 100,000 profiles of the full
 #      list, of fields = ["status"] and of a filter keeping 1%. Targets:
 #      fields' state <= 0.55x the full list's and Terraform's peak <= 0.8x;
@@ -396,6 +398,10 @@ fields_mem=$(cut -d' ' -f2 "$tmp/select.ratios" | median)
 filter_wall=$(cut -d' ' -f3 "$tmp/select.ratios" | median)
 filter_mem=$(cut -d' ' -f4 "$tmp/select.ratios" | median)
 
+echo "== (f) many plans at once on one machine, one token, one limit of 50 a second"
+fleet_rc=0
+TF_ACC_TERRAFORM_PATH="$terraform" "$root/scripts/bench-fleet.sh" || fleet_rc=$?
+
 echo "== (c) Go benchmarks"
 go test -run '^$' -bench . -skip Pacing -benchmem ./internal/client/ ./internal/listing/ ./internal/provider/ | grep -E '^(Benchmark|ok)'
 
@@ -419,6 +425,7 @@ check "(b) errors, all limiters" "$errors" "target 0" "$errors == 0 && $rate_rc 
 check "(b2) core, worst wall time" "${pacing_ratio[core]:-?}x ideal" "target <= 1.15x" "${pacing_ratio[core]:-9} <= 1.15"
 check "(b2) core, worst 429 share" "${pacing_share[core]:-?}%" "target <= 3%" "${pacing_share[core]:-99} <= 3"
 check "(d) refusal memory" "${big_ratio}x limit" "target <= 1.5x" "$big_ratio <= 1.5 && $refused > 0 && $big_rc != 0"
+check "(f) fleet: no plan failed" "$([ "$fleet_rc" = 0 ] && echo none || echo some)" "target none" "$fleet_rc == 0"
 report "(e) fields: state" "${fields_state}x full list" "target <= 0.55x" "$fields_state <= 0.55"
 report "(e) fields: terraform memory" "${fields_mem}x full list" "target <= 0.8x" "$fields_mem <= 0.8"
 report "(e) 1% filter: wall time" "${filter_wall}x full list" "target <= 0.4x" "$filter_wall <= 0.4"

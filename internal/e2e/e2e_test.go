@@ -59,7 +59,7 @@ type workspace struct {
 
 // newWorkspace writes main.tf (with the required_providers block) and a CLI
 // configuration whose dev_overrides point at the provider built by TestMain.
-func newWorkspace(t *testing.T, mainTF string) *workspace {
+func newWorkspace(t testing.TB, mainTF string) *workspace {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run the end-to-end tests")
@@ -93,7 +93,7 @@ func newWorkspace(t *testing.T, mainTF string) *workspace {
 // makeWorkspace writes main.tf and the CLI configuration cliConfig to a new
 // directory, for the CLI bin to run in an environment where nothing
 // BROWSERPROFILE_* or TF_* leaks in.
-func makeWorkspace(t *testing.T, bin, cliConfig, mainTF string) *workspace {
+func makeWorkspace(t testing.TB, bin, cliConfig, mainTF string) *workspace {
 	t.Helper()
 	w := &workspace{dir: t.TempDir(), bin: bin}
 	rc := filepath.Join(w.dir, "terraformrc")
@@ -117,7 +117,7 @@ func (w *workspace) run(extraEnv []string, args ...string) (string, error) {
 	return string(out), err
 }
 
-func writeFile(t *testing.T, name, content string) {
+func writeFile(t testing.TB, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
 		t.Fatal(err)

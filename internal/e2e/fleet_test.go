@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
@@ -24,8 +26,9 @@ func TestE2E_plansAtOnceShareOneLimit(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run the end-to-end tests")
 	}
-	t.Parallel()
-	const plans, reads = 4, 40
+	// Not in parallel with other tests: the machine's load would show as
+	// refusals.
+	const plans, reads = 4, fleetReads
 	for name, front := range map[string]func(t *testing.T, upstream string) (string, func() (requests, refused int)){
 		"the stand-in's bucket": nil,
 		"nginx limit_req": func(t *testing.T, upstream string) (string, func() (int, int)) {
@@ -34,7 +37,6 @@ func TestE2E_plansAtOnceShareOneLimit(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			opts := standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken, Profiles: standin.Generate(plans * reads)}}}
 			if front == nil {
 				opts.RateLimit, opts.RateBurst = 50, 10
@@ -82,6 +84,7 @@ provider "browserprofile" {
   base_url  = %q
   api_token = %q
   pace_dir  = %q
+
 }
 
 data "browserprofile_profiles" "all" {}
@@ -93,4 +96,151 @@ data "browserprofile_profile" "each" {
 
 output "read" { value = "read = ${length(data.browserprofile_profile.each)}" }
 `, base, fleetToken, paceDir, first, first+reads)
+}
+
+// BenchmarkFleet is make bench's (f): K plans at once on this machine,
+// each the list and fleetReads profiles of its own through its own
+// provider process, one token, behind one limit of 50 requests a second: a
+// real nginx (limit_req, burst 10) and HAProxy (a rate over any second,
+// refusals counted), neither sending Retry-After, and the stand-in
+// announcing a quota of 100 every 2 s. Plans share their pace through one
+// directory, or, "apart", each has its own, as on machines of their own.
+// Each row reports the fleet's time (from the launch to the last plan's
+// end) against the ideal, every request at 50 a second after Terraform's
+// own time (the same fleet's, without a limit, less its requests' span),
+// the share of requests refused, and the plans that failed.
+func BenchmarkFleet(b *testing.B) {
+	if os.Getenv("TF_ACC") == "" {
+		b.Skip("set TF_ACC=1 to run the fleet through the CLI")
+	}
+	fixed := map[int]time.Duration{}
+	for _, row := range fleetRows() {
+		b.Run(row.name, func(b *testing.B) {
+			if _, ok := fixed[row.k]; !ok {
+				fixed[row.k] = fleetOwnTime(b, row.k)
+			}
+			for range b.N {
+				r := runFleetOnce(b, row, true)
+				ideal := fixed[row.k] + time.Duration(row.k*(fleetReads+1))*time.Second/50
+				b.ReportMetric(r.took.Seconds()/ideal.Seconds(), "x_ideal")
+				b.ReportMetric(100*float64(r.refused)/float64(max(r.requests, 1)), "%refused")
+				b.ReportMetric(float64(r.failed), "failed")
+			}
+		})
+	}
+}
+
+// fleetReads is each plan's reads beside its list.
+const fleetReads = 40
+
+// fleetRow is one row of BenchmarkFleet.
+type fleetRow struct {
+	name    string
+	k       int
+	limiter string // nginx, haproxy, quota, or none
+	apart   bool   // each plan its own pace directory
+}
+
+func fleetRows() []fleetRow {
+	var rows []fleetRow
+	for _, lim := range []string{"nginx", "haproxy", "quota"} {
+		for _, k := range []int{4, 8, 16} {
+			rows = append(rows, fleetRow{name: fmt.Sprintf("%s/K=%d", lim, k), k: k, limiter: lim})
+		}
+		rows = append(rows, fleetRow{name: lim + "/K=8/apart", k: 8, limiter: lim, apart: true})
+	}
+	return rows
+}
+
+// fleetRun is one fleet's outcome.
+type fleetRun struct {
+	took, span                time.Duration
+	requests, refused, failed int
+}
+
+// fleetOwnTime is Terraform's own time in a fleet of k plans: the fleet's,
+// without a limit, less the span of its requests (the mean of two).
+func fleetOwnTime(b *testing.B, k int) time.Duration {
+	var own time.Duration
+	for range 2 {
+		r := runFleetOnce(b, fleetRow{k: k, limiter: "none"}, false)
+		if r.failed > 0 {
+			b.Fatalf("%d of %d plans failed without a limit", r.failed, k)
+		}
+		own += (r.took - r.span) / 2
+	}
+	b.Logf("K=%d: Terraform's own time %.2fs", k, own.Seconds())
+	return own
+}
+
+// runFleetOnce runs row's fleet once: its time, its requests (as the
+// limiter in front counted them) and the plans that failed.
+func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
+	opts := standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken, Profiles: standin.Generate(row.k * fleetReads)}}}
+	if row.limiter == "quota" {
+		opts.Quota, opts.QuotaWindow, opts.Announce = 100, 2*time.Second, "ietf"
+	}
+	var mu sync.Mutex
+	var first, last time.Time
+	s := standin.New(opts)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if first.IsZero() {
+			first = time.Now()
+		}
+		last = time.Now()
+		mu.Unlock()
+		s.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	addr, counts := srv.Listener.Addr().String(), func() (int, int) { return int(s.Requests.Load()), int(s.Limited.Load()) }
+	switch row.limiter {
+	case "nginx", "haproxy":
+		start := daemons.Nginx
+		if row.limiter == "haproxy" {
+			start = daemons.HAProxy
+		}
+		var statuses func() []string
+		addr, statuses = start(b, addr, true)
+		counts = func() (int, int) { all := statuses(); return len(all), daemons.Refusals(all) }
+	}
+	shared := b.TempDir()
+	ws := make([]*workspace, row.k)
+	for i := range ws {
+		dir := shared
+		if row.apart {
+			dir = b.TempDir()
+		}
+		ws[i] = newWorkspace(b, fleetPlan("http://"+addr+"/production/api/v1", dir, i*fleetReads, fleetReads))
+	}
+	if timed {
+		b.ResetTimer()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, row.k)
+	began := time.Now()
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := w.run(nil, "plan", "-input=false", "-no-color", "-refresh=false")
+			if err == nil && !strings.Contains(out, fmt.Sprintf("read = %d", fleetReads)) {
+				err = fmt.Errorf("the plan did not read its profiles:\n%s", out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	r := fleetRun{took: time.Since(began), span: last.Sub(first)}
+	if timed {
+		b.StopTimer()
+	}
+	r.requests, r.refused = counts()
+	for _, err := range errs {
+		if err != nil {
+			r.failed++
+			b.Log(err)
+		}
+	}
+	return r
 }

@@ -25,4 +25,20 @@
 // more in flight than all but one of the last InFlightHistory it accepted
 // is held to that many in flight, for the Pacer's life. A Retry-After
 // past RoundingPause holds every request.
+//
+// Pacers in several processes that talk to one service with the same
+// credentials can share the model (Share, share.go): its whole state (the
+// pace, a pause, the quota, the requests in flight, the probe) lives in a
+// Shared store, and each step (a request asking to go, its answer, its
+// release) loads it under the store's lock, runs as a lone Pacer's would,
+// and saves it. So they are one Pacer whose requests come from several
+// processes, and one process alone steps exactly as an unshared Pacer. A
+// process joins with its first step, at the pace the others found; a
+// state left untouched for Forget, with nothing in flight or to wait for,
+// is old news and starts afresh. The state counts each member's requests
+// in flight; a member whose process ended (the store tells) is dropped at
+// the next check, at most LivenessEvery apart. The waiters of one process
+// take turns at asking, and ask again within SharedPoll, as another
+// process's answer wakes none of them. A store that fails, or a state this
+// version cannot read, leaves the Pacer alone with its own requests.
 package pace
