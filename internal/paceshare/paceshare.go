@@ -15,6 +15,9 @@
 //   - NAME.MEMBER.live, one per process, locked for the process's life: a
 //     member whose file can be locked by another has ended, and its
 //     requests in flight no longer count (pace.LivenessEvery).
+//
+// A process that joins removes the liveness files of processes that ended,
+// and the states no process touched for KeepUnused.
 package paceshare
 
 import (
@@ -29,6 +32,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -108,8 +112,12 @@ func (s *Store) Close() error {
 	return errors.Join(s.live.Close(), os.Remove(path))
 }
 
+// KeepUnused is how long a state no process touched is kept: the states of
+// credentials no longer used, or of stand-ins on ports long closed, go.
+const KeepUnused = 24 * time.Hour
+
 // sweep removes the liveness files of processes that ended without a word,
-// whatever state they shared.
+// and states untouched for KeepUnused, whatever credentials they are for.
 func (s *Store) sweep() {
 	files, _ := filepath.Glob(filepath.Join(s.dir, "*.live"))
 	for _, f := range files {
@@ -117,6 +125,23 @@ func (s *Store) sweep() {
 			ended(f)
 		}
 	}
+	states, _ := filepath.Glob(filepath.Join(s.dir, "*.json"))
+	for _, f := range states {
+		if info, err := os.Stat(f); err == nil && time.Since(info.ModTime()) > KeepUnused {
+			forget(strings.TrimSuffix(f, ".json"))
+		}
+	}
+}
+
+// forget removes the state at base (.json, .lock) if no process holds it.
+func forget(base string) {
+	l := flock.New(base+".lock", flock.SetPermissions(0o600))
+	if ok, err := l.TryLock(); err != nil || !ok {
+		return
+	}
+	defer func() { _ = l.Close() }()
+	_ = os.Remove(base + ".json")
+	_ = os.Remove(base + ".lock")
 }
 
 // ended tells whether the process that locked path has ended, removing the

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 const token = "bp_live_Zx81secretTOKEN"
@@ -183,6 +184,27 @@ func TestOpen_sweepsEndedMembers(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.live")); len(files) != 2 {
 		t.Fatalf("liveness files %v: want the two open stores'", files)
+	}
+}
+
+// TestOpen_forgetsOldStates: a state no process touched for a day goes
+// when another process joins; a recent one stays.
+func TestOpen_forgetsOldStates(t *testing.T) {
+	dir := t.TempDir()
+	old := open(t, dir, "https://old.example.test", token)
+	_ = old.Update(func([]byte) ([]byte, error) { return []byte("old"), nil })
+	recent := open(t, dir, "https://recent.example.test", token)
+	_ = recent.Update(func([]byte) ([]byte, error) { return []byte("recent"), nil })
+	day := time.Now().Add(-KeepUnused - time.Hour)
+	if err := os.Chtimes(old.path(".json"), day, day); err != nil {
+		t.Fatal(err)
+	}
+	_ = open(t, dir, "https://other.example.test", token)
+	if _, err := os.Stat(old.path(".json")); !os.IsNotExist(err) {
+		t.Errorf("a state untouched for a day stays (%v)", err)
+	}
+	if _, err := os.Stat(recent.path(".json")); err != nil {
+		t.Errorf("a recent state went: %v", err)
 	}
 }
 
