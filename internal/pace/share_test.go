@@ -44,6 +44,19 @@ func (m member) Gone(members []string) []string {
 	return slices.DeleteFunc(slices.Clone(members), func(n string) bool { return !m.gone[n] })
 }
 
+// sharedPacers is a clock and a Pacer for each name, sharing one memStore.
+func sharedPacers(names ...string) (*fakeClock, *memStore, []*Pacer) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{gone: map[string]bool{}}
+	var ps []*Pacer
+	for _, n := range names {
+		p := defaultPacer(clock)
+		p.Share(store.member(n))
+		ps = append(ps, p)
+	}
+	return clock, store, ps
+}
+
 // silent is a limiter that sends no Retry-After, as nginx's limit_req and
 // HAProxy's deny do.
 type silent struct{ limiter }
@@ -157,11 +170,8 @@ func TestShare_onePlanAsAlone(t *testing.T) {
 // TestShare_deadMemberFreesItsPlace: a process that ends with a request in
 // flight holds the others back no longer than LivenessEvery.
 func TestShare_deadMemberFreesItsPlace(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	store := &memStore{gone: map[string]bool{}}
-	a, b := defaultPacer(clock), defaultPacer(clock)
-	a.Share(store.member("a"))
-	b.Share(store.member("b"))
+	clock, store, ps := sharedPacers("a", "b")
+	a, b := ps[0], ps[1]
 	if _, _, ok := a.ask(clock.now); !ok {
 		t.Fatal("the first request was held")
 	}
@@ -188,10 +198,8 @@ func TestShare_deadMemberFreesItsPlace(t *testing.T) {
 // TestShare_joinsAtThePaceFound: a process that starts while others run
 // takes the pace they found, and their pause.
 func TestShare_joinsAtThePaceFound(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	store := &memStore{}
-	a := defaultPacer(clock)
-	a.Share(store.member("a"))
+	clock, store, ps := sharedPacers("a")
+	a := ps[0]
 	tk, _, _ := a.ask(clock.now)
 	a.Done(tk, Answer{})
 	a.Release(tk)
@@ -216,10 +224,8 @@ func TestShare_joinsAtThePaceFound(t *testing.T) {
 // TestShare_oldStateIsForgotten: a state no step touched for Forget, with
 // nothing in flight and no pause to come, starts afresh.
 func TestShare_oldStateIsForgotten(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	store := &memStore{}
-	a := defaultPacer(clock)
-	a.Share(store.member("a"))
+	clock, store, ps := sharedPacers("a")
+	a := ps[0]
 	tk, _, _ := a.ask(clock.now)
 	a.Done(tk, Answer{Refused: true})
 	a.Release(tk)
@@ -275,10 +281,8 @@ func TestShare_goesAloneOnWhatItCannotShare(t *testing.T) {
 
 // validState is a state a Pacer saved after a few steps.
 func validState() []byte {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	store := &memStore{}
-	p := defaultPacer(clock)
-	p.Share(store.member("a"))
+	clock, store, ps := sharedPacers("a")
+	p := ps[0]
 	for range 3 {
 		tk, _, _ := p.ask(clock.now)
 		p.Done(tk, Answer{})
@@ -305,10 +309,8 @@ func TestState_readsWhatItWrites(t *testing.T) {
 // TestShare_stateHoldsNoHeaderText: what a service sent stays out of the
 // shared state but for the numbers read from it.
 func TestShare_stateHoldsNoHeaderText(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	store := &memStore{}
-	p := defaultPacer(clock)
-	p.Share(store.member("a"))
+	clock, store, ps := sharedPacers("a")
+	p := ps[0]
 	tk, _, _ := p.ask(clock.now)
 	h := http.Header{"Ratelimit": {`"secret-token";r=5;t=10`}, "Ratelimit-Policy": {`"secret-token";q=100;w=10`}}
 	p.Done(tk, Answer{Quota: h})
