@@ -123,9 +123,11 @@ func runFleet(seed uint64, k int, lim limiter, share bool) (ratio, refused float
 // meet the limit as one client would; sharing nothing, none fails and
 // fewer than a fifth of their requests are refused.
 func TestShare_fleetPacesAsOne(t *testing.T) {
+	t.Parallel()
 	for _, c := range fleetCases {
 		for _, k := range []int{4, 8, 16} {
 			t.Run(fmt.Sprintf("%s/%d", c.name, k), func(t *testing.T) {
+				t.Parallel()
 				var got figures
 				alone := 0.0
 				for seed := range uint64(3) {
@@ -151,6 +153,7 @@ func TestShare_fleetPacesAsOne(t *testing.T) {
 // TestShare_onePlanAsAlone: one plan sharing its state with nobody paces
 // as it does alone.
 func TestShare_onePlanAsAlone(t *testing.T) {
+	t.Parallel()
 	for _, c := range append(slices.Clone(unannounced[:3]), announced[2]) {
 		for seed := range uint64(3) {
 			alone := simulate(seed, simReads, c.new(), networks[0].net, defaultPacer, 0)
