@@ -196,8 +196,11 @@ func runPacing(b *testing.B, opts standin.Options, front frontLimiter, reads, ma
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The pace shared, as the provider's default has it, with no one else;
+	// PACING_SHARE=false for the pace of a Pacer that shares nothing.
 	c, err := New(Config{BaseURL: base, Token: testToken, UserAgent: "bench/1", MaxRetries: DefaultMaxRetries,
-		MinWait: DefaultMinWait, MaxWait: DefaultMaxWait, Timeout: DefaultTimeout, MaxConcurrent: maxConcurrent})
+		MinWait: DefaultMinWait, MaxWait: DefaultMaxWait, Timeout: DefaultTimeout, MaxConcurrent: maxConcurrent,
+		SharePace: os.Getenv("PACING_SHARE") != "false", PaceDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,40 @@ func TestUpdate_failedStepSavesNothing(t *testing.T) {
 		}
 		return b, nil
 	})
+}
+
+// TestUpdate_tellsADamagedState: a state cut short, changed, or not one
+// is refused (its Pacer goes on alone); what follows a whole state (a
+// longer one's end, left by a process that died between its write and the
+// truncation) is ignored.
+func TestUpdate_tellsADamagedState(t *testing.T) {
+	s := open(t, t.TempDir(), "https://api.example.test", token)
+	_ = s.Update(func([]byte) ([]byte, error) { return []byte("a state of some length"), nil })
+	whole, _ := os.ReadFile(s.path(".json"))
+	for name, c := range map[string]struct {
+		file []byte
+		want string
+	}{
+		"cut short":     {whole[:len(whole)-3], "damaged"},
+		"changed":       {append(bytes.Clone(whole[:len(whole)-1]), 'X'), "damaged"},
+		"not one":       {[]byte(`{"version": 1}`), "not a state"},
+		"with a tail":   {append(bytes.Clone(whole), "of an older, longer state"...), ""},
+		"never written": {nil, ""},
+	} {
+		if err := os.WriteFile(s.path(".json"), c.file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		err := s.Update(func(b []byte) ([]byte, error) { got = b; return nil, fmt.Errorf("read only") })
+		switch {
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want it to say %q", name, err, c.want)
+		case c.want == "" && c.file != nil && string(got) != "a state of some length":
+			t.Errorf("%s: read %q", name, got)
+		case c.want == "" && c.file == nil && got != nil:
+			t.Errorf("%s: read %q, want none", name, got)
+		}
+	}
 }
 
 // TestFiles_userOnlyAndNoToken: every file is the user's alone, and none
@@ -216,4 +251,19 @@ func open(t *testing.T, dir, base, token string) *Store {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// BenchmarkUpdate is one step's cost: the lock, a read and a write of a
+// state the size a Pacer saves.
+func BenchmarkUpdate(b *testing.B) {
+	s, err := Open(b.TempDir(), "https://api.example.test", token)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state := bytes.Repeat([]byte{7}, 600)
+	for b.Loop() {
+		if err := s.Update(func([]byte) ([]byte, error) { return state, nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
