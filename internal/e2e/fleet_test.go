@@ -27,8 +27,10 @@ func TestE2E_plansAtOnceShareOneLimit(t *testing.T) {
 		t.Skip("set TF_ACC=1 to run the end-to-end tests")
 	}
 	// Not in parallel with other tests: the machine's load would show as
-	// refusals.
-	const plans, reads = 4, fleetReads
+	// refusals. A hundred reads a plan: the start's refusals, which come
+	// before the pace is found however long the plans, are not the most
+	// of them (with 40 they were 3% to 11%).
+	const plans, reads = 4, 100
 	for name, front := range map[string]func(t *testing.T, upstream string) (string, func() (requests, refused int)){
 		"the stand-in's bucket": nil,
 		"nginx limit_req": func(t *testing.T, upstream string) (string, func() (int, int)) {
@@ -67,7 +69,7 @@ func TestE2E_plansAtOnceShareOneLimit(t *testing.T) {
 			}
 			requests, refused := counts()
 			t.Logf("%d of %d requests refused", refused, requests)
-			// The ideal sends 4 x 41 requests, none refused; a start that
+			// The ideal sends 4 x 101 requests, none refused; a start that
 			// overshoots the limit and the probes that find it cost a few.
 			if requests < plans*(reads+1) || refused > requests/10 {
 				t.Errorf("%d of %d requests refused: want at most a tenth", refused, requests)
