@@ -126,10 +126,10 @@ func (p *Pacer) fresh() {
 // when the wait would outlast ctx's deadline. Every Ticket is followed by
 // Done, then Release. The waiters of a shared Pacer take turns at asking.
 func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
-	if turn := p.turn(); turn != nil {
+	if s := p.shared; s != nil { // set before the first Wait, never after
 		select {
-		case turn <- struct{}{}:
-			defer func() { <-turn }()
+		case s.turn <- struct{}{}:
+			defer func() { <-s.turn }()
 		case <-ctx.Done():
 			return Ticket{}, ctx.Err()
 		}
@@ -139,6 +139,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		changed := p.changed
 		now := p.clock.Now()
 		t, wait, ok := p.ask(now)
+		poll := p.pollAfter(wait)
 		p.mu.Unlock()
 		if ok {
 			return t, nil
@@ -146,12 +147,12 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		if wait == untilAnswered {
 			// An answer wakes it (changed); it also asks again after
 			// the longest wait, which bounds every other wait too.
-			wait = p.maxWait
+			poll = min(poll, p.maxWait)
 		} else if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
-		case <-p.clock.After(p.pollAfter(wait)):
+		case <-p.clock.After(poll):
 		case <-changed:
 		case <-ctx.Done():
 			return Ticket{}, ctx.Err()

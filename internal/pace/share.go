@@ -47,7 +47,7 @@ type Shared interface {
 type sharing struct {
 	store  Shared
 	member string
-	turn   chan struct{}     // held by the waiter of this process that asks
+	turn   chan struct{}     // held by the waiter of this process that asks: the others wait for it, rather than all reading the state
 	peers  map[string]counts // the other members with requests let go, as last loaded
 	others counts            // and their sum
 	ended  error             // why sharing ended; nil while it lasts
@@ -79,22 +79,9 @@ func (p *Pacer) Alone() error {
 	return p.shared.ended
 }
 
-// turn is the token a waiter of a shared Pacer holds while it asks: the
-// others of its process wait for it, rather than all reading the state.
-func (p *Pacer) turn() chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shared == nil {
-		return nil
-	}
-	return p.shared.turn
-}
-
 // pollAfter is how long a waiter waits before asking again: wait, or
-// SharedPoll at most while shared.
+// SharedPoll at most while shared. p.mu is held.
 func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.shared != nil && p.shared.ended == nil {
 		return min(wait, SharedPoll)
 	}

@@ -279,7 +279,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 	pl := w.plan
 	var t Ticket
 	if pl.pacer != nil {
-		if pl.asker != nil && pl.asker != w && pl.pacer.turn() != nil {
+		if pl.asker != nil && pl.asker != w && pl.pacer.shared != nil {
 			// A shared Pacer's waiters take turns at asking (Wait).
 			pl.queue = append(pl.queue, func() { s.attempt(w, tries, done) })
 			return
