@@ -47,10 +47,11 @@ type Shared interface {
 type sharing struct {
 	store  Shared
 	member string
-	turn   chan struct{}     // held by the waiter of this process that asks: the others wait for it, rather than all reading the state
-	peers  map[string]counts // the other members with requests let go, as last loaded
-	others counts            // and their sum
-	ended  error             // why sharing ended; nil while it lasts
+	// turn is held by the waiter of this process that asks: the others
+	// wait for it, rather than all reading the state.
+	turn  chan struct{}
+	peers map[string]counts // the other members with requests let go, as last loaded
+	ended error             // why sharing ended; nil while it lasts
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -110,7 +111,7 @@ func (p *Pacer) step(now time.Time, op func()) {
 	if err == nil {
 		return
 	}
-	s.ended, s.peers, s.others = fmt.Errorf("pacing alone: %w", err), nil, counts{}
+	s.ended, s.peers = fmt.Errorf("pacing alone: %w", err), nil
 	p.inFlight, p.gate.inFlight = p.own.InFlight, p.own.Unanswered
 	if !ran {
 		op()
@@ -120,7 +121,6 @@ func (p *Pacer) step(now time.Time, op func()) {
 // saved is the shared state: the model's, times in Unix nanoseconds
 // (state.go writes and reads it).
 type saved struct {
-	Version int
 	Saved   int64
 	Checked int64             // when members were last checked for liveness
 	Members map[string]counts // those with requests let go and not released
@@ -147,12 +147,12 @@ type saved struct {
 	Window    int
 	MostOK    []int
 
-	Answered  bool
-	Known     bool
-	Rolled    bool
-	Limit0    int
-	Remaining int
-	Reset     int64
+	Answered   bool
+	Known      bool
+	Rolled     bool
+	QuotaLimit int
+	Remaining  int
+	Reset      int64
 }
 
 // load takes the shared state into p's model, unless it is old news:
@@ -160,7 +160,7 @@ type saved struct {
 // at most every LivenessEvery.
 func (p *Pacer) load(b []byte, now time.Time) error {
 	s := p.shared
-	s.peers, s.others = nil, counts{}
+	s.peers = nil
 	if b == nil {
 		return p.loadNone(now)
 	}
@@ -180,10 +180,6 @@ func (p *Pacer) load(b []byte, now time.Time) error {
 		return p.loadNone(now)
 	}
 	s.peers = st.Members
-	for _, c := range st.Members {
-		s.others.InFlight += c.InFlight
-		s.others.Unanswered += c.Unanswered
-	}
 	p.decode(&st)
 	return nil
 }
@@ -199,8 +195,11 @@ func (p *Pacer) loadNone(now time.Time) error {
 
 // decode sets p's model from st.
 func (p *Pacer) decode(st *saved) {
-	p.inFlight = p.shared.others.InFlight + p.own.InFlight
-	p.gate.inFlight = p.shared.others.Unanswered + p.own.Unanswered
+	p.inFlight, p.gate.inFlight = p.own.InFlight, p.own.Unanswered
+	for _, c := range st.Members {
+		p.inFlight += c.InFlight
+		p.gate.inFlight += c.Unanswered
+	}
 	p.pace = limiterAt(min(rate.Limit(st.Limit), p.ceiling), st.Tokens, unixTime(st.Saved))
 	p.cut, p.peak, p.startBase, p.startEnd = st.Cut, st.Peak, st.StartBase, st.StartEnd
 	if st.StartEnd < 0 {
@@ -211,7 +210,7 @@ func (p *Pacer) decode(st *saved) {
 	p.pausedTil, p.sent, p.acks, p.first = unixTime(st.PausedTil), unixTimes(st.Sent), unixTimes(st.Acks), unixTime(st.First)
 	p.probed, p.window, p.mostOK = st.Probed, st.Window, st.MostOK
 	p.gate.answered, p.gate.known, p.gate.rolled = st.Answered, st.Known, st.Rolled
-	p.gate.quota = Quota{Limit: st.Limit0, Remaining: st.Remaining, Reset: unixTime(st.Reset)}
+	p.gate.quota = Quota{Limit: st.QuotaLimit, Remaining: st.Remaining, Reset: unixTime(st.Reset)}
 	p.checked = unixTime(st.Checked)
 }
 
@@ -222,7 +221,7 @@ func (p *Pacer) save(now time.Time) ([]byte, error) {
 		startEnd = -1
 	}
 	st := saved{
-		Version: stateVersion, Saved: now.UnixNano(), Checked: p.checked.UnixNano(), Members: p.members(),
+		Saved: now.UnixNano(), Checked: p.checked.UnixNano(), Members: p.members(),
 		Limit: float64(p.pace.Limit()), Tokens: p.pace.TokensAt(now),
 		Cut: p.cut, Peak: p.peak, StartBase: p.startBase, StartEnd: startEnd, LastCut: unixNano(p.lastCut),
 		Grown: int64(p.grown), Polled: unixNano(p.polled), Held: p.held, Accepted: p.accepted,
@@ -230,7 +229,7 @@ func (p *Pacer) save(now time.Time) ([]byte, error) {
 		Sent: unixNanos(p.sent), Acks: unixNanos(p.acks), First: unixNano(p.first), Probed: p.probed,
 		Window: p.window, MostOK: p.mostOK,
 		Answered: p.gate.answered, Known: p.gate.known, Rolled: p.gate.rolled,
-		Limit0: p.gate.quota.Limit, Remaining: p.gate.quota.Remaining, Reset: unixNano(p.gate.quota.Reset),
+		QuotaLimit: p.gate.quota.Limit, Remaining: p.gate.quota.Remaining, Reset: unixNano(p.gate.quota.Reset),
 	}
 	return encodeState(&st), nil
 }

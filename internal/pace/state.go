@@ -39,7 +39,7 @@ func encodeState(st *saved) []byte {
 	e.float(st.Limit, st.Tokens, st.Peak, st.StartBase, st.StartEnd)
 	e.bool(st.Cut, st.Held, st.Accepted, st.Probed, st.Answered, st.Known, st.Rolled)
 	e.int(st.LastCut, st.Grown, st.Polled, st.ProbeGap, st.ProbeAt, st.PausedTil, st.First, st.Reset)
-	e.int(int64(st.Window), int64(st.Limit0), int64(st.Remaining))
+	e.int(int64(st.Window), int64(st.QuotaLimit), int64(st.Remaining))
 	e.times(st.Sent)
 	e.times(st.Acks)
 	e.int(int64(len(st.MostOK)))
@@ -58,7 +58,6 @@ func decodeState(b []byte) (saved, error) {
 	if v := d.int(); d.err == nil && v != stateVersion {
 		return st, fmt.Errorf("%w (version %d, not %d)", errVersion, v, stateVersion)
 	}
-	st.Version = stateVersion
 	st.Saved, st.Checked = d.int(), d.int()
 	st.Members = map[string]counts{}
 	for n := d.count(); n > 0 && d.err == nil; n-- {
@@ -69,7 +68,7 @@ func decodeState(b []byte) (saved, error) {
 	st.Cut, st.Held, st.Accepted, st.Probed, st.Answered, st.Known, st.Rolled = d.bool(), d.bool(), d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
 	st.LastCut, st.Grown, st.Polled, st.ProbeGap = d.int(), d.int(), d.int(), d.int()
 	st.ProbeAt, st.PausedTil, st.First, st.Reset = d.int(), d.int(), d.int(), d.int()
-	st.Window, st.Limit0, st.Remaining = int(d.int()), int(d.int()), int(d.int())
+	st.Window, st.QuotaLimit, st.Remaining = int(d.int()), int(d.int()), int(d.int())
 	st.Sent, st.Acks = d.times(), d.times()
 	for n := d.count(); n > 0 && d.err == nil; n-- {
 		st.MostOK = append(st.MostOK, int(d.int()))
