@@ -7,7 +7,11 @@
 # goreleaser's output). In a fresh keyring holding only PUBLIC_KEY (the
 # public key committed in the repository, which the registries serve):
 #
-# - SHA256SUMS.sig is a good signature of SHA256SUMS by that key;
+# - VERSION is a semantic version (the tag less its "v"), as the registries
+#   require of a provider's versions;
+# - SHA256SUMS.sig is a binary (not ASCII-armoured) detached signature, the
+#   form the Terraform Registry takes, and a good signature of SHA256SUMS by
+#   that key;
 # - every file SHA256SUMS lists is in DIR with that hash;
 # - SHA256SUMS lists exactly the zips and the manifest in DIR, and DIR holds
 #   nothing else besides SHA256SUMS and its signature.
@@ -23,9 +27,19 @@ sums="${prefix}_SHA256SUMS"
 
 fail() { echo "release $version refused: $*" >&2; exit 1; }
 
+# semver.org's grammar, but for its rule against leading zeros in numeric
+# pre-release identifiers.
+semver='^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$'
+[[ "$version" =~ $semver ]] || fail "the tag v$version is not a semantic version (vMAJOR.MINOR.PATCH): the registries would not list it"
 [ -s "$public" ] || fail "no public key at $public to verify against"
 [ -f "$dir/$sums" ] || fail "$dir has no $sums"
 [ -f "$dir/$sums.sig" ] || fail "$dir has no $sums.sig"
+
+# A binary signature is an OpenPGP packet, whose first byte has its top bit
+# set; an armoured one starts with "-----BEGIN PGP SIGNATURE-----", which gpg
+# verifies as well, but the registry does not take.
+first="$(head -c 1 "$dir/$sums.sig" | od -An -tu1 | tr -d ' ')"
+[ "${first:-0}" -ge 128 ] || fail "$sums.sig is not a binary OpenPGP signature (ASCII-armoured?): the registry takes a binary one (gpg --detach-sign, without --armor)"
 
 ring="$(mktemp -d "${TMPDIR:-/tmp}/browserprofile-verify.XXXXXX")"
 trap 'gpgconf --homedir "$ring" --kill all >/dev/null 2>&1 || true; rm -rf "$ring"' EXIT

@@ -203,6 +203,13 @@ func TestVerifyRelease_publishesOnlyWhatVerifies(t *testing.T) {
 		{"no signature", k.release(key, func(dir string) {
 			os.Remove(filepath.Join(dir, prefix+"_SHA256SUMS.sig"))
 		}), "has no " + prefix + "_SHA256SUMS.sig"},
+		// gpg verifies an armoured signature, but the registry takes a
+		// binary one only.
+		{"an armoured signature", k.release(key, func(dir string) {
+			sums := filepath.Join(dir, prefix+"_SHA256SUMS")
+			os.Remove(sums + ".sig")
+			k.gpg("--local-user", key, "--armor", "--output", sums+".sig", "--detach-sign", sums)
+		}), prefix + "_SHA256SUMS.sig is not a binary OpenPGP signature"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := k.runScript(nil, verifyScript, "0.1.0", tc.dir, public)
@@ -213,6 +220,26 @@ func TestVerifyRelease_publishesOnlyWhatVerifies(t *testing.T) {
 				t.Errorf("err = %v, want a refusal saying %q:\n%s", err, tc.want, out)
 			}
 		})
+	}
+}
+
+// A tag that is not a semantic version is refused before anything is read.
+func TestVerifyRelease_refusesATagThatIsNotASemanticVersion(t *testing.T) {
+	k := newKeyring(t)
+	key := k.newKey("release", "rsa2048", "never", "")
+	public := k.export(key)
+	dir := k.release(key, nil)
+	for _, version := range []string{"0.1", "v0.1.0", "0.1.0.1", "01.1.0", "0.1.0-", "latest"} {
+		out, err := k.runScript(nil, verifyScript, version, dir, public)
+		if err == nil || !strings.Contains(out, "is not a semantic version") {
+			t.Errorf("version %q: err = %v, want it refused as not a semantic version:\n%s", version, err, out)
+		}
+	}
+	for _, version := range []string{"1.2.3-rc.1", "1.2.3+build.5"} {
+		out, err := k.runScript(nil, verifyScript, version, dir, public)
+		if strings.Contains(out, "is not a semantic version") {
+			t.Errorf("version %q: refused as not a semantic version (err = %v):\n%s", version, err, out)
+		}
 	}
 }
 
