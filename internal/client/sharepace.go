@@ -30,7 +30,7 @@ func sharePace(p *pace.Pacer, cfg Config) error {
 			return fmt.Errorf("no cache directory: %w", err)
 		}
 	}
-	store, err := paceshare.Open(dir, cfg.BaseURL.String(), cfg.Token)
+	store, err := paceshare.Open(dir, pace.StateFormat, cfg.BaseURL.String(), cfg.Token)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}

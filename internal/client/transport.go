@@ -58,8 +58,13 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// tellAlone logs, once, why the pace is not shared with other runs.
+// tellAlone logs, once, why the pace is not shared with other runs, and,
+// each time, what went amiss in a shared step (a damaged state started
+// afresh, a lock held too long by a stopped run).
 func (t *pacedTransport) tellAlone(ctx context.Context) {
+	if note := t.pacer.Note(); note != nil {
+		tflog.SubsystemDebug(ctx, logSubsystem, "the shared pace went on past a fault", map[string]any{"reason": note.Error()})
+	}
 	if t.told.Load() {
 		return
 	}

@@ -26,6 +26,14 @@ import (
 var pluginDir string
 
 func TestMain(m *testing.M) {
+	// Providers run by the install tests share their pace here, not in the
+	// user's cache.
+	paceDir, err := os.MkdirTemp("", "browserprofile-e2e-pace-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("BROWSERPROFILE_PACE_DIR", paceDir)
 	if os.Getenv("TF_ACC") != "" {
 		dir, err := os.MkdirTemp("", "browserprofile-e2e-")
 		if err == nil {
@@ -44,6 +52,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	cleanupRehearsals()
+	os.RemoveAll(paceDir)
 	if pluginDir != "" {
 		os.RemoveAll(pluginDir)
 	}
@@ -104,7 +113,9 @@ func makeWorkspace(t testing.TB, bin, cliConfig, mainTF string) *workspace {
 			w.env = append(w.env, kv)
 		}
 	}
-	w.env = append(w.env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	// The provider shares its pace in the workspace, not the user's cache.
+	w.env = append(w.env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"BROWSERPROFILE_PACE_DIR="+filepath.Join(w.dir, "pace"))
 	return w
 }
 

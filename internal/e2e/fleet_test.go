@@ -1,16 +1,22 @@
 package e2e
 
 import (
+	"context"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceshare"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -141,6 +147,7 @@ type fleetRow struct {
 	k       int
 	limiter string // nginx, haproxy, quota, or none
 	apart   bool   // each plan its own pace directory
+	seed    string // the state the plans find: "aged" (two days untouched), "noise" (overwritten), or none
 }
 
 func fleetRows() []fleetRow {
@@ -151,8 +158,58 @@ func fleetRows() []fleetRow {
 		}
 		rows = append(rows, fleetRow{name: lim + "/K=8/apart", k: 8, limiter: lim, apart: true})
 	}
+	for _, seed := range []string{"aged", "noise"} {
+		rows = append(rows, fleetRow{name: "nginx/K=8/" + seed, k: 8, limiter: "nginx", seed: seed})
+	}
 	return rows
 }
+
+// seedState leaves in dir the state the fleet's plans will share: one a
+// run saved two days ago after its pace was cut, untouched since ("aged"),
+// or that state overwritten with noise ("noise").
+func seedState(b *testing.B, dir, base, seed string) {
+	u, err := client.ParseBaseURL(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := paceshare.Open(dir, pace.StateFormat, u.String(), fleetToken)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	clock := shiftedClock(-48 * time.Hour)
+	p := pace.New(clock, 8, 0, time.Minute)
+	p.Share(store)
+	for i := range 20 {
+		t, err := p.Wait(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Done(t, pace.Answer{Refused: i%3 == 2})
+		p.Release(t)
+	}
+	states, _ := filepath.Glob(filepath.Join(dir, "*.state"))
+	if len(states) != 1 {
+		b.Fatalf("%d states seeded", len(states))
+	}
+	if seed == "noise" {
+		noise := make([]byte, 400)
+		_, _ = rand.Read(noise)
+		if err := os.WriteFile(states[0], noise, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(states[0], old, old); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// shiftedClock is the wall clock, moved by its offset.
+type shiftedClock time.Duration
+
+func (c shiftedClock) Now() time.Time                       { return time.Now().Add(time.Duration(c)) }
+func (shiftedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // fleetRun is one fleet's outcome.
 type fleetRun struct {
@@ -207,13 +264,17 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		counts = func() (int, int) { all := statuses(); return len(all), daemons.Refusals(all) }
 	}
 	shared := b.TempDir()
+	base := "http://" + addr + "/production/api/v1"
+	if row.seed != "" {
+		seedState(b, shared, base, row.seed)
+	}
 	ws := make([]*workspace, row.k)
 	for i := range ws {
 		dir := shared
 		if row.apart {
 			dir = b.TempDir()
 		}
-		ws[i] = newWorkspace(b, fleetPlan("http://"+addr+"/production/api/v1", dir, i*fleetReads, fleetReads))
+		ws[i] = newWorkspace(b, fleetPlan(base, dir, i*fleetReads, fleetReads))
 	}
 	if timed {
 		b.ResetTimer()
@@ -238,6 +299,9 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		b.StopTimer()
 	}
 	r.requests, r.refused = counts()
+	if states, _ := filepath.Glob(filepath.Join(shared, "*.state")); row.seed != "" && len(states) != 1 {
+		b.Fatalf("%d states after the fleet: the plans did not meet in the one seeded", len(states))
+	}
 	for _, err := range errs {
 		if err != nil {
 			r.failed++

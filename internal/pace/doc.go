@@ -27,18 +27,26 @@
 // past RoundingPause holds every request.
 //
 // Pacers in several processes that talk to one service with the same
-// credentials can share the model (Share, share.go): its whole state (the
-// pace, a pause, the quota, the requests in flight, the probe) lives in a
-// Shared store, and each step (a request asking to go, its answer, its
-// release) loads it under the store's lock, runs as a lone Pacer's would,
-// and saves it. So they are one Pacer whose requests come from several
-// processes, and one process alone steps exactly as an unshared Pacer. A
-// process joins with its first step, at the pace the others found; a
-// state left untouched for Forget, with nothing in flight or to wait for,
-// is old news and starts afresh. The state counts each member's requests
-// in flight; a member whose process ended (the store tells) is dropped at
-// the next check, at most LivenessEvery apart. The waiters of one process
-// take turns at asking, and ask again within SharedPoll, as another
-// process's answer wakes none of them. A store that fails, or a state this
-// version cannot read, leaves the Pacer alone with its own requests.
+// credentials can share the model (Share, share.go): the model is one plain
+// value (the pace as its rate, tokens and time; a pause; the quota; the
+// probe) that lives in a Shared store with each member's requests in
+// flight, and each step (a request asking to go, its answer, its release)
+// loads it whole under the store's lock, runs as a lone Pacer's would, and
+// saves it whole. So they are one Pacer whose requests come from several
+// processes. One process alone steps as an unshared Pacer does, but that
+// the pace's tokens round-trip to the nanosecond, its waiters ask again
+// within SharedPoll, and a state left untouched for Forget, with nothing
+// in flight or to wait for, is old news and starts afresh. A process joins
+// with its first step, at the pace the others found. The state counts each
+// member's requests in flight; a member whose process ended or is stopped
+// (the store tells) is dropped at the next check, at most LivenessEvery
+// apart. The waiters of one process take turns at asking, and ask again
+// within SharedPoll, as another process's answer wakes none of them.
+//
+// The store bounds its wait for its lock: a step it cannot take in time
+// (ErrBusy), or whose context ends first, runs on the process's own copy of
+// the model as last loaded, and the next step shares again. A state the
+// store or this format cannot read is replaced by a fresh one, and sharing
+// goes on; Note tells either, once. A store that fails otherwise leaves the
+// Pacer alone with its own requests (Alone says why).
 package pace

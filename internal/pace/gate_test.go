@@ -16,6 +16,27 @@ type fakeClock struct{ now time.Time }
 func (c *fakeClock) Now() time.Time                       { return c.now }
 func (c *fakeClock) After(time.Duration) <-chan time.Time { return nil }
 
+// countedGate is a gate that counts its requests in flight, as its Pacer
+// does.
+type countedGate struct {
+	gate
+	maxWait  time.Duration
+	inFlight int
+}
+
+func (g *countedGate) reserve(now time.Time) time.Duration {
+	wait := g.gate.reserve(now, g.inFlight, g.maxWait)
+	if wait == 0 {
+		g.inFlight++
+	}
+	return wait
+}
+
+func (g *countedGate) done(h http.Header, now time.Time) {
+	g.inFlight--
+	g.gate.done(h, now)
+}
+
 // quotaService is a fixed window of limit requests each window, its
 // windows starting phase after each multiple of window since 1970, that
 // announces its quota on every answer in one family of headers, as
@@ -42,7 +63,7 @@ func (s *quotaService) answer(at time.Time) (accepted bool, h http.Header) {
 // sent again; it returns how long they took and how many were refused.
 func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (took time.Duration, refused int) {
 	clock := &fakeClock{now: start}
-	g := &gate{maxWait: time.Minute}
+	g := &countedGate{maxWait: time.Minute}
 	type answer struct {
 		at       time.Time
 		accepted bool
@@ -113,7 +134,7 @@ func TestGate_obeysAnAnnouncedQuotaBeforeAnyRefusal(t *testing.T) {
 func TestGate_holdsNothingUnannounced(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
-	g := &gate{maxWait: 30 * time.Second}
+	g := &countedGate{maxWait: 30 * time.Second}
 	if g.reserve(now) != 0 || g.reserve(now) == 0 {
 		t.Fatal("the first request did not go alone")
 	}
@@ -127,7 +148,7 @@ func TestGate_holdsNothingUnannounced(t *testing.T) {
 	if wait := g.reserve(now); wait != 5*time.Second+resetMargin {
 		t.Errorf("held %s for a reset 5 s away", wait)
 	}
-	g = &gate{maxWait: 30 * time.Second}
+	g = &countedGate{maxWait: 30 * time.Second}
 	g.reserve(now)
 	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}}, now)
 	if wait := g.reserve(now); wait != 0 {

@@ -51,16 +51,21 @@ type Pacer struct {
 	changed chan struct{} // closed, and replaced, at each answer
 	shared  *sharing      // nil: not shared (share.go)
 	own     counts        // this process's requests let go
-	model                 // what sharing shares
+	// Derived from the members' counts (own alone when not shared): let go
+	// and not yet released, and not yet answered (the gate's).
+	inFlight, unanswered int
+	pace                 *rate.Limiter // the model's pace, as x/time/rate works it; model.limiter between shared steps
+	model
 }
 
-// model is the state of the package doc's model: what Pacers that share
-// it load and save around each step (share.go).
+// model is the state of the package doc's model, a plain value: what
+// Pacers that share it save and load whole around each step (share.go,
+// state.go). Configuration and the counts derived from the members are
+// not in it; the pace is, as its rate, tokens and time.
 type model struct {
 	gate      gate
-	checked   time.Time // when members were last checked for liveness (share.go)
-	inFlight  int       // let go and not yet released, by every member
-	pace      *rate.Limiter
+	checked   time.Time     // when members were last checked for liveness (share.go)
+	limiter   tokenState    // the pace, as saved
 	cut       bool          // a refusal has cut the pace
 	peak      float64       // the rate last refused
 	startBase float64       // in a start: the pace it began at
@@ -79,6 +84,14 @@ type model struct {
 	probed    bool        // the service refused everything since the last cut
 	window    int         // the most requests in flight the service accepts, once learnt; 0 before
 	mostOK    []int       // others in flight with the requests accepted last, up to InFlightHistory
+}
+
+// tokenState is an x/time/rate limiter of burst 1 as a value: its rate, and
+// the tokens it held at a time.
+type tokenState struct {
+	limit  float64
+	tokens float64
+	at     time.Time
 }
 
 // Ticket is a request let go.
@@ -118,7 +131,7 @@ var inf = math.Inf(1)
 
 // fresh sets the model as it is before the first request.
 func (p *Pacer) fresh() {
-	p.model = model{gate: gate{maxWait: p.maxWait}, startBase: StartRate, startEnd: inf}
+	p.model = model{startBase: StartRate, startEnd: inf}
 	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
 }
 
@@ -138,7 +151,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		p.mu.Lock()
 		changed := p.changed
 		now := p.clock.Now()
-		t, wait, ok := p.ask(now)
+		t, wait, ok := p.ask(ctx, now)
 		poll := p.pollAfter(wait)
 		p.mu.Unlock()
 		if ok {
@@ -161,8 +174,8 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 }
 
 // ask is reserve as a step of the model (share.go).
-func (p *Pacer) ask(now time.Time) (t Ticket, wait time.Duration, ok bool) {
-	p.step(now, func() { t, wait, ok = p.reserve(now) })
+func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, ok bool) {
+	p.step(ctx, now, func() { t, wait, ok = p.reserve(now) })
 	return t, wait, ok
 }
 
@@ -190,11 +203,12 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 		p.held = true
 		return Ticket{}, time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second))), false
 	}
-	if wait := p.gate.reserve(now); wait > 0 {
+	if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
 		return Ticket{}, wait, false
 	}
 	p.pace.AllowN(now, 1)
 	p.inFlight++
+	p.unanswered++
 	p.own.InFlight++
 	p.own.Unanswered++
 	if p.first.IsZero() {
@@ -241,16 +255,17 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
-	p.step(now, func() { p.done(t, a, now) })
+	p.step(context.Background(), now, func() { p.done(t, a, now) })
 	p.wake()
 }
 
 // done is Done's step of the model.
 func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	p.own.Unanswered--
+	p.unanswered--
 	p.gate.done(a.Quota, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
-		if until := now.Add(min(a.RetryAfter, p.gate.maxWait)); until.After(p.pausedTil) {
+		if until := now.Add(min(a.RetryAfter, p.maxWait)); until.After(p.pausedTil) {
 			p.pausedTil = until
 		}
 	}
@@ -328,7 +343,7 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.step(p.clock.Now(), func() { p.inFlight--; p.own.InFlight-- })
+	p.step(context.Background(), p.clock.Now(), func() { p.inFlight--; p.own.InFlight-- })
 	p.wake()
 }
 

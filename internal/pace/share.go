@@ -1,6 +1,8 @@
 package pace
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -24,23 +26,34 @@ const (
 	SharedPoll = 50 * time.Millisecond
 )
 
-// stateVersion is the saved state's format. A state of another version
-// belongs to another version of the provider: a Pacer leaves it be and
-// goes on alone.
-const stateVersion = 1
+// StateFormat is the saved state's format version. A store keeps each
+// version's state under a name of its own, so that provider versions side
+// by side each share among themselves (internal/paceshare). Change it with
+// the encoding (state.go): its golden test says when.
+const StateFormat = "2"
+
+// ErrBusy is what a Shared store's Update returns (wrapped) when it could
+// not take its lock in its bounded time: the step runs on this process's
+// own copy of the model, and the next one shares again.
+var ErrBusy = errors.New("the shared pace is busy")
 
 // Shared is where Pacers that pace as one keep the model's state between
 // their steps (internal/paceshare keeps it on local disk).
 type Shared interface {
 	// Update calls f under a lock that excludes every Pacer sharing the
-	// state, with the state last saved (nil when none was), and saves
-	// what f returns, unless f fails.
-	Update(f func(saved []byte) ([]byte, error)) error
+	// state, with the state last saved (nil when none was, or when it was
+	// damaged and is started afresh), and saves what f returns, unless f
+	// fails. It waits for the lock for a bounded time (ErrBusy), and no
+	// longer than ctx.
+	Update(ctx context.Context, f func(saved []byte) ([]byte, error)) error
 	// Member names this process among those sharing the state.
 	Member() string
-	// Gone tells which of members left without a word (their process
-	// ended); Update's lock is held when it is asked.
+	// Gone tells which of members no longer count: their process ended,
+	// or is stopped. Update's lock is held when it is asked.
 	Gone(members []string) []string
+	// Healed says, once, why the state was last found damaged and started
+	// afresh; nil when it was not.
+	Healed() error
 }
 
 // sharing is a shared Pacer's own part.
@@ -52,6 +65,7 @@ type sharing struct {
 	turn  chan struct{}
 	peers map[string]counts // the other members with requests let go, as last loaded
 	ended error             // why sharing ended; nil while it lasts
+	note  error             // what went amiss in a step while sharing lasts, until Note reads it
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -80,6 +94,20 @@ func (p *Pacer) Alone() error {
 	return p.shared.ended
 }
 
+// Note says, once, what last went amiss in a shared step while sharing
+// lasts: a state found damaged and started afresh, or a step that went at
+// this process's own pace because the store was busy. Nil when nothing did.
+func (p *Pacer) Note() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shared == nil {
+		return nil
+	}
+	note := p.shared.note
+	p.shared.note = nil
+	return note
+}
+
 // pollAfter is how long a waiter waits before asking again: wait, or
 // SharedPoll at most while shared. p.mu is held.
 func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
@@ -90,148 +118,100 @@ func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
 }
 
 // step runs op, one of the model's steps: on the shared state, loaded and
-// saved around it, while sharing lasts. Should the store fail, or hold a
-// state this version cannot read, sharing ends and p goes on alone, with
-// its own requests only.
-func (p *Pacer) step(now time.Time, op func()) {
+// saved around it, while sharing lasts. A store that is busy (ErrBusy), or
+// a ctx done while it waits, leaves op to run on p's own copy of the model
+// as last loaded, and the next step shares again. Should the store fail
+// otherwise, sharing ends and p goes on alone, with its own requests only.
+func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 	s := p.shared
 	if s == nil || s.ended != nil {
 		op()
 		return
 	}
 	ran := false
-	err := s.store.Update(func(saved []byte) ([]byte, error) {
-		if err := p.load(saved, now); err != nil {
-			return nil, err
-		}
+	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
+		p.load(saved, now)
 		op()
 		ran = true
-		return p.save(now)
+		return p.save(now), nil
 	})
-	if err == nil {
-		return
+	if healed := s.store.Healed(); healed != nil {
+		s.note = healed
 	}
-	s.ended, s.peers = fmt.Errorf("pacing alone: %w", err), nil
-	p.inFlight, p.gate.inFlight = p.own.InFlight, p.own.Unanswered
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, ErrBusy), ctx.Err() != nil:
+		s.note = err
+	default:
+		s.ended, s.peers = fmt.Errorf("pacing alone: %w", err), nil
+		p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
+	}
 	if !ran {
 		op()
 	}
 }
 
-// saved is the shared state: the model's, times in Unix nanoseconds
-// (state.go writes and reads it).
-type saved struct {
-	Saved   int64
-	Checked int64             // when members were last checked for liveness
-	Members map[string]counts // those with requests let go and not released
-
-	Limit  float64 // the pace, within the ceiling of the member that set it
-	Tokens float64 // and its tokens at Saved
-
-	Cut       bool
-	Peak      float64
-	StartBase float64
-	StartEnd  float64 // -1: +Inf, before the first refusal
-	LastCut   int64
-	Grown     int64
-	Polled    int64
-	Held      bool
-	Accepted  bool
-	ProbeGap  int64
-	ProbeAt   int64
-	PausedTil int64
-	Sent      []int64
-	Acks      []int64
-	First     int64
-	Probed    bool
-	Window    int
-	MostOK    []int
-
-	Answered   bool
-	Known      bool
-	Rolled     bool
-	QuotaLimit int
-	Remaining  int
-	Reset      int64
+// state is what Pacers that share the model keep in the store (state.go
+// encodes it): the model whole, when it was saved, and the members with
+// requests let go.
+type state struct {
+	saved   time.Time
+	members map[string]counts
+	model   model
 }
 
-// load takes the shared state into p's model, unless it is old news:
-// then the model starts afresh. Members gone without a word are dropped,
-// at most every LivenessEvery.
-func (p *Pacer) load(b []byte, now time.Time) error {
+// load takes the shared state into p's model, unless it is old news or
+// damaged: then the model starts afresh (a damaged one with a note).
+// Members gone without a word are dropped, at most every LivenessEvery.
+func (p *Pacer) load(b []byte, now time.Time) {
 	s := p.shared
 	s.peers = nil
 	if b == nil {
-		return p.loadNone(now)
+		p.loadNone(now)
+		return
 	}
 	st, err := decodeState(b)
 	if err != nil {
-		return err
+		s.note = fmt.Errorf("started the shared pace afresh: %w", err)
+		p.loadNone(now)
+		return
 	}
-	delete(st.Members, s.member)
-	if len(st.Members) > 0 && now.Sub(unixTime(st.Checked)) >= LivenessEvery {
-		for _, gone := range s.store.Gone(slices.Sorted(maps.Keys(st.Members))) {
-			delete(st.Members, gone)
+	delete(st.members, s.member)
+	if len(st.members) > 0 && now.Sub(st.model.checked) >= LivenessEvery {
+		for _, gone := range s.store.Gone(slices.Sorted(maps.Keys(st.members))) {
+			delete(st.members, gone)
 		}
-		st.Checked = now.UnixNano()
+		st.model.checked = now
 	}
-	if len(st.Members) == 0 && now.Sub(unixTime(st.Saved)) > Forget && !unixTime(st.PausedTil).After(now) &&
-		!unixTime(st.Reset).After(now) {
-		return p.loadNone(now)
+	if len(st.members) == 0 && now.Sub(st.saved) > Forget && !st.model.pausedTil.After(now) &&
+		!st.model.gate.quota.Reset.After(now) {
+		p.loadNone(now)
+		return
 	}
-	s.peers = st.Members
-	p.decode(&st)
-	return nil
+	s.peers = st.members
+	p.model = st.model
+	p.pace = limiterAt(min(rate.Limit(p.limiter.limit), p.ceiling), p.limiter.tokens, p.limiter.at)
+	p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
+	for _, c := range st.members {
+		p.inFlight += c.InFlight
+		p.unanswered += c.Unanswered
+	}
 }
 
 // loadNone: nothing shared, or nothing of use: a fresh model, with p's own
 // requests.
-func (p *Pacer) loadNone(now time.Time) error {
+func (p *Pacer) loadNone(now time.Time) {
 	p.fresh()
 	p.checked = now
-	p.inFlight, p.gate.inFlight = p.own.InFlight, p.own.Unanswered
-	return nil
+	p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
 }
 
-// decode sets p's model from st.
-func (p *Pacer) decode(st *saved) {
-	p.inFlight, p.gate.inFlight = p.own.InFlight, p.own.Unanswered
-	for _, c := range st.Members {
-		p.inFlight += c.InFlight
-		p.gate.inFlight += c.Unanswered
-	}
-	p.pace = limiterAt(min(rate.Limit(st.Limit), p.ceiling), st.Tokens, unixTime(st.Saved))
-	p.cut, p.peak, p.startBase, p.startEnd = st.Cut, st.Peak, st.StartBase, st.StartEnd
-	if st.StartEnd < 0 {
-		p.startEnd = inf
-	}
-	p.lastCut, p.grown, p.polled, p.held = unixTime(st.LastCut), time.Duration(st.Grown), unixTime(st.Polled), st.Held
-	p.accepted, p.probeGap, p.probeAt = st.Accepted, time.Duration(st.ProbeGap), unixTime(st.ProbeAt)
-	p.pausedTil, p.sent, p.acks, p.first = unixTime(st.PausedTil), unixTimes(st.Sent), unixTimes(st.Acks), unixTime(st.First)
-	p.probed, p.window, p.mostOK = st.Probed, st.Window, st.MostOK
-	p.gate.answered, p.gate.known, p.gate.rolled = st.Answered, st.Known, st.Rolled
-	p.gate.quota = Quota{Limit: st.QuotaLimit, Remaining: st.Remaining, Reset: unixTime(st.Reset)}
-	p.checked = unixTime(st.Checked)
-}
-
-// save encodes p's model, with p's own requests among the members'.
-func (p *Pacer) save(now time.Time) ([]byte, error) {
-	startEnd := p.startEnd
-	if startEnd == inf {
-		startEnd = -1
-	}
-	st := saved{
-		Saved: now.UnixNano(), Checked: p.checked.UnixNano(), Members: p.members(),
-		Limit: float64(p.pace.Limit()), Tokens: p.pace.TokensAt(now),
-		Cut: p.cut, Peak: p.peak, StartBase: p.startBase, StartEnd: startEnd, LastCut: unixNano(p.lastCut),
-		Grown: int64(p.grown), Polled: unixNano(p.polled), Held: p.held, Accepted: p.accepted,
-		ProbeGap: int64(p.probeGap), ProbeAt: unixNano(p.probeAt), PausedTil: unixNano(p.pausedTil),
-		Sent: unixNanos(p.sent), Acks: unixNanos(p.acks), First: unixNano(p.first), Probed: p.probed,
-		Window: p.window, MostOK: p.mostOK,
-		Answered: p.gate.answered, Known: p.gate.known, Rolled: p.gate.rolled,
-		QuotaLimit: p.gate.quota.Limit, Remaining: p.gate.quota.Remaining, Reset: unixNano(p.gate.quota.Reset),
-	}
-	return encodeState(&st), nil
+// save encodes p's model whole, its pace as it stands at now, with p's
+// own requests among the members'.
+func (p *Pacer) save(now time.Time) []byte {
+	p.limiter = tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
+	return encodeState(&state{saved: now, members: p.members(), model: p.model})
 }
 
 // members are the counts of every member with requests let go: the

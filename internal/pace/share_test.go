@@ -2,6 +2,7 @@ package pace
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,7 +28,10 @@ type member struct {
 
 func (s *memStore) member(name string) member { return member{s, name} }
 
-func (m member) Update(f func([]byte) ([]byte, error)) error {
+// bg is the context of steps that nothing cancels.
+var bg = context.Background()
+
+func (m member) Update(_ context.Context, f func([]byte) ([]byte, error)) error {
 	if m.fail != nil {
 		return m.fail
 	}
@@ -39,6 +43,8 @@ func (m member) Update(f func([]byte) ([]byte, error)) error {
 }
 
 func (m member) Member() string { return m.name }
+
+func (member) Healed() error { return nil }
 
 func (m member) Gone(members []string) []string {
 	return slices.DeleteFunc(slices.Clone(members), func(n string) bool { return !m.gone[n] })
@@ -175,26 +181,26 @@ func TestShare_onePlanAsAlone(t *testing.T) {
 func TestShare_deadMemberFreesItsPlace(t *testing.T) {
 	clock, store, ps := sharedPacers("a", "b")
 	a, b := ps[0], ps[1]
-	if _, _, ok := a.ask(clock.now); !ok {
+	if _, _, ok := a.ask(bg, clock.now); !ok {
 		t.Fatal("the first request was held")
 	}
 	// The first request goes alone: its answer says whether a quota is
 	// announced.
 	clock.now = clock.now.Add(time.Second / StartRate)
-	if _, wait, ok := b.ask(clock.now); ok || wait != untilAnswered {
+	if _, wait, ok := b.ask(bg, clock.now); ok || wait != untilAnswered {
 		t.Fatalf("b went beside a's first request (wait %v)", wait)
 	}
 	store.gone["a"] = true
 	clock.now = clock.now.Add(LivenessEvery / 2)
-	if _, _, ok := b.ask(clock.now); ok {
+	if _, _, ok := b.ask(bg, clock.now); ok {
 		t.Fatal("b went before the next liveness check")
 	}
 	clock.now = clock.now.Add(LivenessEvery)
-	if _, _, ok := b.ask(clock.now); !ok {
+	if _, _, ok := b.ask(bg, clock.now); !ok {
 		t.Fatal("b is still held by a process that ended")
 	}
-	if st, err := decodeState(store.data); err != nil || len(st.Members) != 1 || st.Members["b"].InFlight != 1 {
-		t.Fatalf("members %v (%v): want b's one request", st.Members, err)
+	if st, err := decodeState(store.data); err != nil || len(st.members) != 1 || st.members["b"].InFlight != 1 {
+		t.Fatalf("members %v (%v): want b's one request", st.members, err)
 	}
 }
 
@@ -203,12 +209,12 @@ func TestShare_deadMemberFreesItsPlace(t *testing.T) {
 func TestShare_joinsAtThePaceFound(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	a := ps[0]
-	tk, _, _ := a.ask(clock.now)
+	tk, _, _ := a.ask(bg, clock.now)
 	a.Done(tk, Answer{})
 	a.Release(tk)
 	for range 5 {
 		clock.now = clock.now.Add(5 * time.Millisecond)
-		if tk, _, ok := a.ask(clock.now); ok {
+		if tk, _, ok := a.ask(bg, clock.now); ok {
 			a.Done(tk, Answer{Refused: true, RetryAfter: 3 * time.Second})
 			a.Release(tk)
 			break
@@ -216,7 +222,7 @@ func TestShare_joinsAtThePaceFound(t *testing.T) {
 	}
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, wait, ok := b.ask(clock.now); ok || wait < 2*time.Second {
+	if _, wait, ok := b.ask(bg, clock.now); ok || wait < 2*time.Second {
 		t.Fatalf("b went or waits %v: want the 3 s pause a was asked for", wait)
 	}
 	if got := b.pace.Limit(); got != a.pace.Limit() || got >= StartRate {
@@ -229,56 +235,104 @@ func TestShare_joinsAtThePaceFound(t *testing.T) {
 func TestShare_oldStateIsForgotten(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	a := ps[0]
-	tk, _, _ := a.ask(clock.now)
+	tk, _, _ := a.ask(bg, clock.now)
 	a.Done(tk, Answer{Refused: true})
 	a.Release(tk)
 	clock.now = clock.now.Add(Forget + time.Second)
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, _, ok := b.ask(clock.now); !ok || b.cut || b.pace.Limit() != StartRate {
+	if _, _, ok := b.ask(bg, clock.now); !ok || b.cut || b.pace.Limit() != StartRate {
 		t.Fatalf("b took up an old state: cut %v, pace %v", b.cut, b.pace.Limit())
 	}
 }
 
-// TestShare_goesAloneOnWhatItCannotShare: a store that fails, a state
-// that is not one, or one of another version: the Pacer says why and paces
-// alone, counting only its own requests; it leaves another version's
-// state as it was.
-func TestShare_goesAloneOnWhatItCannotShare(t *testing.T) {
-	for name, c := range map[string]struct {
-		store *memStore
-		want  string
-	}{
-		"store fails":   {&memStore{fail: errors.New("permission denied")}, "permission denied"},
-		"not a state":   {&memStore{data: []byte(`{"version": 1}`)}, "unreadable"},
-		"cut short":     {&memStore{data: validState()[:40]}, "unreadable"},
-		"other version": {&memStore{data: append([]byte(stateMagic), 4, 9, 9)}, "another version's"},
+// TestShare_goesAloneOnAStoreThatFails: a store that fails leaves the
+// Pacer alone, saying why, counting only its own requests.
+func TestShare_goesAloneOnAStoreThatFails(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{fail: errors.New("permission denied")}
+	p := New(clock, 1, 0, 30*time.Second)
+	p.Share(store.member("a"))
+	tk, _, ok := p.ask(bg, clock.now)
+	if !ok {
+		t.Fatal("the first request was held")
+	}
+	if err := p.Alone(); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("Alone() = %v: want it to say why", err)
+	}
+	if _, wait, ok := p.ask(bg, clock.now); ok || wait != untilAnswered {
+		t.Fatal("a second request went beside the first, past max_concurrent 1")
+	}
+	p.Done(tk, Answer{})
+	p.Release(tk)
+	clock.now = clock.now.Add(time.Second)
+	if _, _, ok := p.ask(bg, clock.now); !ok || p.inFlight != 1 {
+		t.Fatalf("alone, the next request waits (in flight %d)", p.inFlight)
+	}
+}
+
+// TestShare_healsADamagedState: a state that is not one, cut short, or of
+// another format is replaced by a fresh one, with a note, and sharing goes
+// on: the next Pacer meets the first in the new state.
+func TestShare_healsADamagedState(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"not a state":  []byte(`{"version": 1}`),
+		"cut short":    validState()[:40],
+		"other format": append([]byte(stateMagic), '1', 9, 9),
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-			before := slices.Clone(c.store.data)
+			store := &memStore{data: data, gone: map[string]bool{}}
 			p := New(clock, 1, 0, 30*time.Second)
-			p.Share(c.store.member("a"))
-			tk, _, ok := p.ask(clock.now)
-			if !ok {
+			p.Share(store.member("a"))
+			if _, _, ok := p.ask(bg, clock.now); !ok {
 				t.Fatal("the first request was held")
 			}
-			if err := p.Alone(); err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("Alone() = %v: want it to say %q", err, c.want)
+			if err := p.Alone(); err != nil {
+				t.Fatalf("Alone() = %v: want it still sharing", err)
 			}
-			if _, wait, ok := p.ask(clock.now); ok || wait != untilAnswered {
-				t.Fatal("a second request went beside the first, past max_concurrent 1")
+			if note := p.Note(); note == nil || !strings.Contains(note.Error(), "afresh") {
+				t.Fatalf("Note() = %v: want it to say the state started afresh", note)
 			}
-			p.Done(tk, Answer{})
-			p.Release(tk)
-			clock.now = clock.now.Add(time.Second)
-			if _, _, ok := p.ask(clock.now); !ok || p.inFlight != 1 {
-				t.Fatalf("alone, the next request waits (in flight %d)", p.inFlight)
+			if p.Note() != nil {
+				t.Fatal("the note is told twice")
 			}
-			if !slices.Equal(c.store.data, before) {
-				t.Fatalf("the state changed to %s", c.store.data)
+			st, err := decodeState(store.data)
+			if err != nil || st.members["a"].InFlight != 1 {
+				t.Fatalf("the state was not replaced: %+v (%v)", st.members, err)
+			}
+			q := New(clock, 1, 0, 30*time.Second)
+			q.Share(store.member("b"))
+			// Alone, b would go at once; shared, a's request spent the pace.
+			if _, _, ok := q.ask(bg, clock.now); ok {
+				t.Fatal("b went at once beside a's first request: they do not share")
 			}
 		})
+	}
+}
+
+// TestShare_aBusyStoreGoesAtItsOwnPace: a step whose store is busy runs on
+// the Pacer's own copy of the model, with a note, and the next step shares
+// again.
+func TestShare_aBusyStoreGoesAtItsOwnPace(t *testing.T) {
+	clock, store, ps := sharedPacers("a")
+	p := ps[0]
+	tk, _, _ := p.ask(bg, clock.now)
+	p.Done(tk, Answer{})
+	p.Release(tk)
+	store.fail = fmt.Errorf("held by another run: %w", ErrBusy)
+	clock.now = clock.now.Add(time.Second)
+	tk, _, ok := p.ask(bg, clock.now)
+	if !ok || p.Alone() != nil || p.own.InFlight != 1 {
+		t.Fatalf("went %v, alone %v, own in flight %d: want it to go, still sharing", ok, p.Alone(), p.own.InFlight)
+	}
+	if note := p.Note(); !errors.Is(note, ErrBusy) {
+		t.Fatalf("Note() = %v: want the busy store", note)
+	}
+	store.fail = nil
+	p.Done(tk, Answer{})
+	if st, err := decodeState(store.data); err != nil || st.members["a"] != (counts{InFlight: 1}) {
+		t.Fatalf("members %+v (%v): want a's request, answered and not released, shared again", st.members, err)
 	}
 }
 
@@ -287,7 +341,7 @@ func validState() []byte {
 	clock, store, ps := sharedPacers("a")
 	p := ps[0]
 	for range 3 {
-		tk, _, _ := p.ask(clock.now)
+		tk, _, _ := p.ask(bg, clock.now)
 		p.Done(tk, Answer{})
 		clock.now = clock.now.Add(20 * time.Millisecond)
 	}
@@ -299,7 +353,7 @@ func validState() []byte {
 func TestState_readsWhatItWrites(t *testing.T) {
 	b := validState()
 	st, err := decodeState(b)
-	if err != nil || len(st.Sent) != 3 || st.Members["a"].InFlight != 3 || !bytes.Equal(encodeState(&st), b) {
+	if err != nil || len(st.model.sent) != 3 || st.members["a"].InFlight != 3 || !bytes.Equal(encodeState(&st), b) {
 		t.Fatalf("decoded %+v (%v)", st, err)
 	}
 	for n := range len(b) {
@@ -314,7 +368,7 @@ func TestState_readsWhatItWrites(t *testing.T) {
 func TestShare_stateHoldsNoHeaderText(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	p := ps[0]
-	tk, _, _ := p.ask(clock.now)
+	tk, _, _ := p.ask(bg, clock.now)
 	h := http.Header{"Ratelimit": {`"secret-token";r=5;t=10`}, "Ratelimit-Policy": {`"secret-token";q=100;w=10`}}
 	p.Done(tk, Answer{Quota: h})
 	p.Release(tk)

@@ -2,6 +2,7 @@ package pace
 
 import (
 	"container/heap"
+	"context"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -286,7 +287,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		}
 		var wait time.Duration
 		var ok bool
-		t, wait, ok = pl.pacer.ask(s.now)
+		t, wait, ok = pl.pacer.ask(context.Background(), s.now)
 		if !ok {
 			pl.asker = w
 			again := s.wait(w, func() { s.attempt(w, tries, done) })

@@ -4,74 +4,83 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
+	"time"
 )
 
-// The shared state's encoding: a magic, the version, then saved's fields
-// in order, as varints, float64 bits and bytes; a list as its length and
-// its items, times after the first as the gap from the one before. Binary
-// rather than JSON: every step of every process reads it whole, and it is
-// read by nothing else.
+// The shared state's encoding: a magic and StateFormat, then the state's
+// fields in order, as varints, float64 bits and bytes; a time as Unix
+// nanoseconds (0 for none), a list as its length and its items, times after
+// the first as the gap from the one before. Binary rather than JSON: every
+// step of every process reads it whole, and it is read by nothing else.
+// A field added to the model must be added here, and StateFormat changed:
+// TestState_roundTripsEveryField and the golden encoding say so.
 const stateMagic = "BPPACE"
 
-// errVersion is a state saved by another version of the provider.
-var errVersion = errors.New("the shared state is another version's")
-
-// errUnreadable is a state that is not one.
+// errUnreadable is a state that is not one of this format.
 var errUnreadable = errors.New("the shared state is unreadable")
 
-func encodeState(st *saved) []byte {
+func encodeState(st *state) []byte {
 	var e encoder
+	m := &st.model
 	e.b = append(e.b, stateMagic...)
-	e.int(stateVersion)
-	e.int(st.Saved)
-	e.int(st.Checked)
-	e.int(int64(len(st.Members)))
-	for _, name := range slices.Sorted(maps.Keys(st.Members)) {
+	e.b = append(e.b, StateFormat...)
+	e.time(st.saved, m.checked)
+	e.int(int64(len(st.members)))
+	for _, name := range slices.Sorted(maps.Keys(st.members)) {
 		e.int(int64(len(name)))
 		e.b = append(e.b, name...)
-		e.int(int64(st.Members[name].InFlight))
-		e.int(int64(st.Members[name].Unanswered))
+		e.int(int64(st.members[name].InFlight), int64(st.members[name].Unanswered))
 	}
-	e.float(st.Limit, st.Tokens, st.Peak, st.StartBase, st.StartEnd)
-	e.bool(st.Cut, st.Held, st.Accepted, st.Probed, st.Answered, st.Known, st.Rolled)
-	e.int(st.LastCut, st.Grown, st.Polled, st.ProbeGap, st.ProbeAt, st.PausedTil, st.First, st.Reset)
-	e.int(int64(st.Window), int64(st.QuotaLimit), int64(st.Remaining))
-	e.times(st.Sent)
-	e.times(st.Acks)
-	e.int(int64(len(st.MostOK)))
-	for _, n := range st.MostOK {
+	e.float(m.limiter.limit, m.limiter.tokens)
+	e.time(m.limiter.at)
+	startEnd := m.startEnd
+	if startEnd == inf {
+		startEnd = -1 // before the first refusal
+	}
+	e.float(m.peak, m.startBase, startEnd)
+	e.bool(m.cut, m.held, m.accepted, m.probed, m.gate.answered, m.gate.known, m.gate.rolled)
+	e.time(m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset)
+	e.int(int64(m.grown), int64(m.probeGap))
+	e.int(int64(m.window), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining))
+	e.times(m.sent)
+	e.times(m.acks)
+	e.int(int64(len(m.mostOK)))
+	for _, n := range m.mostOK {
 		e.int(int64(n))
 	}
 	return e.b
 }
 
-func decodeState(b []byte) (saved, error) {
-	var st saved
-	if len(b) < len(stateMagic) || string(b[:len(stateMagic)]) != stateMagic {
+func decodeState(b []byte) (state, error) {
+	var st state
+	m := &st.model
+	head := stateMagic + StateFormat
+	if len(b) < len(head) || string(b[:len(head)]) != head {
 		return st, errUnreadable
 	}
-	d := decoder{b: b[len(stateMagic):]}
-	if v := d.int(); d.err == nil && v != stateVersion {
-		return st, fmt.Errorf("%w (version %d, not %d)", errVersion, v, stateVersion)
-	}
-	st.Saved, st.Checked = d.int(), d.int()
-	st.Members = map[string]counts{}
+	d := decoder{b: b[len(head):]}
+	st.saved, m.checked = d.time(), d.time()
+	st.members = map[string]counts{}
 	for n := d.count(); n > 0 && d.err == nil; n-- {
 		name := string(d.bytes(d.count()))
-		st.Members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int())}
+		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int())}
 	}
-	st.Limit, st.Tokens, st.Peak, st.StartBase, st.StartEnd = d.float(), d.float(), d.float(), d.float(), d.float()
-	st.Cut, st.Held, st.Accepted, st.Probed, st.Answered, st.Known, st.Rolled = d.bool(), d.bool(), d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
-	st.LastCut, st.Grown, st.Polled, st.ProbeGap = d.int(), d.int(), d.int(), d.int()
-	st.ProbeAt, st.PausedTil, st.First, st.Reset = d.int(), d.int(), d.int(), d.int()
-	st.Window, st.QuotaLimit, st.Remaining = int(d.int()), int(d.int()), int(d.int())
-	st.Sent, st.Acks = d.times(), d.times()
+	m.limiter.limit, m.limiter.tokens, m.limiter.at = d.float(), d.float(), d.time()
+	m.peak, m.startBase, m.startEnd = d.float(), d.float(), d.float()
+	if m.startEnd < 0 {
+		m.startEnd = inf
+	}
+	m.cut, m.held, m.accepted, m.probed = d.bool(), d.bool(), d.bool(), d.bool()
+	m.gate.answered, m.gate.known, m.gate.rolled = d.bool(), d.bool(), d.bool()
+	m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset = d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
+	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
+	m.window, m.gate.quota.Limit, m.gate.quota.Remaining = int(d.int()), int(d.int()), int(d.int())
+	m.sent, m.acks = d.times(), d.times()
 	for n := d.count(); n > 0 && d.err == nil; n-- {
-		st.MostOK = append(st.MostOK, int(d.int()))
+		m.mostOK = append(m.mostOK, int(d.int()))
 	}
 	if d.err == nil && (len(d.b) > 0 || !sane(&st)) {
 		d.err = errUnreadable
@@ -84,6 +93,12 @@ type encoder struct{ b []byte }
 func (e *encoder) int(vs ...int64) {
 	for _, v := range vs {
 		e.b = binary.AppendVarint(e.b, v)
+	}
+}
+
+func (e *encoder) time(ts ...time.Time) {
+	for _, t := range ts {
+		e.int(unixNano(t))
 	}
 }
 
@@ -103,12 +118,12 @@ func (e *encoder) bool(vs ...bool) {
 	}
 }
 
-func (e *encoder) times(ts []int64) {
+func (e *encoder) times(ts []time.Time) {
 	e.int(int64(len(ts)))
 	prev := int64(0)
 	for _, t := range ts {
-		e.int(t - prev)
-		prev = t
+		e.int(t.UnixNano() - prev)
+		prev = t.UnixNano()
 	}
 }
 
@@ -131,6 +146,8 @@ func (d *decoder) int() int64 {
 	d.b = d.b[n:]
 	return v
 }
+
+func (d *decoder) time() time.Time { return unixTime(d.int()) }
 
 // count is a length: at most what remains, one byte an item.
 func (d *decoder) count() int {
@@ -165,26 +182,27 @@ func (d *decoder) bool() bool {
 	return b != nil && b[0] == 1
 }
 
-func (d *decoder) times() []int64 {
+func (d *decoder) times() []time.Time {
 	n := d.count()
-	ts := make([]int64, 0, n)
+	ts := make([]time.Time, 0, n)
 	prev := int64(0)
 	for range n {
 		prev += d.int()
-		ts = append(ts, prev)
+		ts = append(ts, time.Unix(0, prev))
 	}
 	return ts
 }
 
 // sane tells a state the model can take up: a pace, and counts that are
 // not negative.
-func sane(st *saved) bool {
-	for _, c := range st.Members {
+func sane(st *state) bool {
+	for _, c := range st.members {
 		if c.InFlight < 0 || c.Unanswered < 0 {
 			return false
 		}
 	}
+	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	return st.Limit > 0 && finite(st.Limit) && finite(st.Tokens) && st.Tokens <= 1 && finite(st.Peak) && finite(st.StartBase) &&
-		finite(st.StartEnd) && st.Grown >= 0 && st.ProbeGap >= 0
+	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && finite(m.peak) &&
+		finite(m.startBase) && (finite(m.startEnd) || m.startEnd == inf) && m.grown >= 0 && m.probeGap >= 0
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"math/big"
 	"strings"
@@ -95,10 +96,10 @@ func (r protocolRun) diagnostics(t *testing.T) []*tfprotov6.Diagnostic {
 	t.Helper()
 	ctx := context.Background()
 	p := newProvider("test", r.builtIn[0], r.builtIn[1])
+	p.getenv = noEnv
 	if r.getenv != nil {
-		p.getenv = r.getenv
-	} else {
-		p.getenv = noEnv
+		// The test's environment, but for where the pace is shared.
+		p.getenv = func(k string) string { return cmp.Or(r.getenv(k), noEnv(k)) }
 	}
 	server, err := newServerFor(p)
 	if err != nil {

@@ -197,8 +197,9 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 			"pace_dir": schema.StringAttribute{
 				MarkdownDescription: "An absolute path: the directory where runs share their pace (`share_pace`). Default " +
 					"`terraform-provider-browserprofile/pace` under the user's cache directory (`$XDG_CACHE_HOME` or `~/.cache` on " +
-					"Linux, `~/Library/Caches` on macOS, `%LocalAppData%` on Windows). Falls back to the `" + EnvPaceDir + "` " +
-					"environment variable.",
+					"Linux, `~/Library/Caches` on macOS, `%LocalAppData%` on Windows). It must be the user's own: owned by the " +
+					"user and writable by nobody else, under parents that are the user's or root's (or sticky, as `/tmp`); " +
+					"another is not used, and each run paces alone. Falls back to the `" + EnvPaceDir + "` environment variable.",
 				Optional:   true,
 				Validators: []validator.String{paceDirValidator{}},
 			},

@@ -71,7 +71,14 @@ func TestProvider_schemaIsValid(t *testing.T) {
 	}
 }
 
-func noEnv(string) string { return "" }
+// noEnv is an environment that sets nothing but where the pace is shared:
+// a temporary directory (TestMain), never the user's cache.
+func noEnv(k string) string {
+	if k == EnvPaceDir {
+		return testPaceDir
+	}
+	return ""
+}
 
 func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
 	t.Parallel()
