@@ -32,8 +32,9 @@ func TestResolveSettings_precedence(t *testing.T) {
 	if diags.HasError() || s.environment != "production" || s.client.BaseURL.String() != "https://block.example.com/api/v1" || s.client.Token != "block-token" {
 		t.Errorf("from block: %+v %v", s, diags)
 	}
-	// Defaults: production, and its built-in address.
-	s, diags = resolveSettings(BrowserProfileProviderModel{APIToken: types.StringValue("t")}, noEnv,
+	// Defaults: production, and its built-in address. (Resolving opens no
+	// pace directory: an environment with nothing set at all.)
+	s, diags = resolveSettings(BrowserProfileProviderModel{APIToken: types.StringValue("t")}, func(string) string { return "" },
 		map[string]string{Production: "https://prod.example.com/api/v1"})
 	if diags.HasError() || s.environment != "production" || s.client.BaseURL.Host != "prod.example.com" {
 		t.Errorf("defaults: %+v %v", s, diags)
