@@ -252,19 +252,3 @@ func unixNano(t time.Time) int64 {
 	}
 	return t.UnixNano()
 }
-
-func unixTimes(ns []int64) []time.Time {
-	ts := make([]time.Time, len(ns))
-	for i, n := range ns {
-		ts[i] = time.Unix(0, n)
-	}
-	return ts
-}
-
-func unixNanos(ts []time.Time) []int64 {
-	ns := make([]int64, len(ts))
-	for i, t := range ts {
-		ns[i] = t.UnixNano()
-	}
-	return ns
-}

@@ -53,11 +53,13 @@ func mine(path string, info fs.FileInfo, parent bool) error {
 	if !ok {
 		return nil
 	}
-	uid := uint32(os.Geteuid())
-	switch perm := info.Mode().Perm(); {
-	case st.Uid != uid && !(parent && st.Uid == 0):
+	perm := info.Mode().Perm()
+	owned := st.Uid == uint32(os.Geteuid()) || parent && st.Uid == 0
+	guarded := perm&0o022 == 0 || parent && info.Mode()&fs.ModeSticky != 0
+	switch {
+	case !owned:
 		return fmt.Errorf("%s is owned by another user (uid %d): the pace is shared only in a directory of the user's own", path, st.Uid)
-	case perm&0o022 != 0 && !(parent && info.Mode()&fs.ModeSticky != 0):
+	case !guarded:
 		return fmt.Errorf("%s is writable by others (mode %04o): the pace is shared only in a directory nobody else can write", path, perm)
 	}
 	return nil

@@ -150,7 +150,7 @@ func (s *Store) join() error {
 		_ = os.Remove(joining)
 		return errors.Join(fmt.Errorf("locking %s", joining), err)
 	}
-	if err := writeBeat(f); err == nil {
+	if err = writeBeat(f); err == nil {
 		err = os.Rename(joining, s.livePath(s.member))
 	}
 	if err != nil {
