@@ -6,14 +6,16 @@
 # real HAProxy (a rate over any second, refusals counted), neither sending
 # Retry-After, and the stand-in announcing a quota of 100 every 2 s. The
 # plans share their pace through one directory; the "apart" rows give each
-# plan its own, as on machines of their own. Each row: the fleet's time
+# plan its own, as on machines of their own; the "aged" and "noise" rows
+# give eight plans behind nginx a state left two days ago, and one
+# overwritten with noise, to take up or heal. Each row: the fleet's time
 # against the ideal (every request at 50 a second after Terraform's own
 # time), the share of requests refused and the plans failed, medians of
 # $BENCH_ROUNDS (default 3) fleets.
 # Targets: K = 8 and 16, nginx and HAProxy <= 1.3x and <= 4% refused, the
-# quota <= 1.2x and <= 1%; K = 4 <= 1.5x; apart, K = 8, <= 20% refused; no
-# plan fails anywhere. A failed plan fails the run; a missed target is shown
-# as OVER.
+# quota <= 1.2x and <= 1%; K = 4 <= 1.5x; apart, K = 8, <= 20% refused;
+# aged and noise as K = 8; no plan fails anywhere. A failed plan fails the
+# run; a missed target is shown as OVER.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 rounds="${BENCH_ROUNDS:-3}"
