@@ -7,22 +7,30 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 version=v1.12.6
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
+
+# source_dir: the directory of OpenTofu's module, downloaded into GOMODCACHE.
+source_dir() {
+  local dir
+  dir="$(go mod download -json "github.com/opentofu/opentofu@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$dir" ] || { echo "go mod download gave no directory for OpenTofu $version" >&2; return 1; }
+  echo "$dir"
+}
+
 if resolve_only; then
   # scripts/check-tool-pins.sh: every module the build loads, fetched into
   # GOMODCACHE, and nothing built.
-  dir="$(GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" go mod download -json "github.com/opentofu/opentofu@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [ -d "$dir" ] || { echo "go mod download gave no directory for OpenTofu $version" >&2; exit 1; }
-  (cd "$dir" && GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" go list -deps ./cmd/tofu >/dev/null)
+  dir="$(source_dir)"
+  (cd "$dir" && go list -deps ./cmd/tofu >/dev/null)
   echo "tofu $version"
   exit 0
 fi
 cache="$(tool_cache "tofu-$version-release")"
 if [ ! -x "$cache/tofu" ]; then
   echo "building OpenTofu $version from the Go module proxy into $cache (about 7 minutes, once)" >&2
-  dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/opentofu/opentofu@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [ -d "$dir" ] || { echo "go mod download gave no directory for OpenTofu $version" >&2; exit 1; }
+  dir="$(source_dir)"
   mkdir -p "$cache"
-  (cd "$dir" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$cache/tofu.tmp" ./cmd/tofu) >&2
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$cache/tofu.tmp" ./cmd/tofu) >&2
   mv "$cache/tofu.tmp" "$cache/tofu"
 fi
 echo "$cache/tofu"

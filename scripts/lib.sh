@@ -21,6 +21,12 @@ tool_cache() {
   echo "${BROWSERPROFILE_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-browserprofile}/$1"
 }
 
+# resolve_only: true in the tool-pin check's mode, where the ensure-*
+# scripts take nothing from PATH or their cache.
+resolve_only() {
+  [ "${BROWSERPROFILE_RESOLVE_ONLY:-}" = 1 ]
+}
+
 # go_install_cached NAME VERSION MODULE_PATH HOW_LONG: prints the path of
 # NAME, built once with `go install MODULE_PATH@VERSION` from the Go module
 # proxy into its tool_cache; HOW_LONG is said before a build starts.
@@ -30,7 +36,7 @@ tool_cache() {
 # every module zip it needs is fetched into GOMODCACHE, and a module the proxy
 # refuses fails here as it would fail the build.
 go_install_cached() {
-  if [ "${BROWSERPROFILE_RESOLVE_ONLY:-}" = 1 ]; then
+  if resolve_only; then
     GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" go install -n "$3@$2" >/dev/null
     echo "$1 $2"
     return
@@ -43,12 +49,6 @@ go_install_cached() {
     GOBIN="$cache" GOFLAGS=-mod=mod go install "$3@$2" >&2
   fi
   echo "$cache/$1"
-}
-
-# resolve_only: true in the tool-pin check's mode, where the ensure-*
-# scripts take nothing from PATH or their cache.
-resolve_only() {
-  [ "${BROWSERPROFILE_RESOLVE_ONLY:-}" = 1 ]
 }
 
 # start_standin DIR [FLAGS...]: starts DIR/standin (built from cmd/standin) on

@@ -30,30 +30,31 @@ const (
 // version's state under a name of its own, so that provider versions side
 // by side each share among themselves (internal/paceshare). Change it with
 // the encoding (state.go): its golden test says when.
-const StateFormat = "2"
+const StateFormat = "3"
 
 // ErrBusy is what a Shared store's Update returns (wrapped) when it could
 // not take its lock in its bounded time: the step runs on this process's
 // own copy of the model, and the next one shares again.
 var ErrBusy = errors.New("the shared pace is busy")
 
+// ErrHealed is what a Shared store's Update returns (wrapped) when the step
+// ran on a fresh state that replaced a damaged one: sharing goes on.
+var ErrHealed = errors.New("the shared state was damaged and is started afresh")
+
 // Shared is where Pacers that pace as one keep the model's state between
 // their steps (internal/paceshare keeps it on local disk).
 type Shared interface {
 	// Update calls f under a lock that excludes every Pacer sharing the
 	// state, with the state last saved (nil when none was, or when it was
-	// damaged and is started afresh), and saves what f returns, unless f
-	// fails. It waits for the lock for a bounded time (ErrBusy), and no
-	// longer than ctx.
+	// damaged: then, once f's state is saved, it returns ErrHealed), and
+	// saves what f returns, unless f fails. It waits for the lock for a
+	// bounded time (ErrBusy), and no longer than ctx.
 	Update(ctx context.Context, f func(saved []byte) ([]byte, error)) error
 	// Member names this process among those sharing the state.
 	Member() string
 	// Gone tells which of members no longer count: their process ended,
 	// or is stopped. Update's lock is held when it is asked.
 	Gone(members []string) []string
-	// Healed says, once, why the state was last found damaged and started
-	// afresh; nil when it was not.
-	Healed() error
 }
 
 // sharing is a shared Pacer's own part.
@@ -98,11 +99,11 @@ func (p *Pacer) Alone() error {
 // lasts: a state found damaged and started afresh, or a step that went at
 // this process's own pace because the store was busy. Nil when nothing did.
 func (p *Pacer) Note() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shared == nil {
+	if p.shared == nil { // set before the first Wait, never after
 		return nil
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	note := p.shared.note
 	p.shared.note = nil
 	return note
@@ -135,11 +136,11 @@ func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 		ran = true
 		return p.save(now), nil
 	})
-	if healed := s.store.Healed(); healed != nil {
-		s.note = healed
-	}
 	switch {
 	case err == nil:
+		return
+	case ran && errors.Is(err, ErrHealed):
+		s.note = err
 		return
 	case errors.Is(err, ErrBusy), ctx.Err() != nil:
 		s.note = err
@@ -153,10 +154,9 @@ func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 }
 
 // state is what Pacers that share the model keep in the store (state.go
-// encodes it): the model whole, when it was saved, and the members with
-// requests let go.
+// encodes it): the model whole, and the members with requests let go. It
+// was saved when its pace was (model.limiter.at).
 type state struct {
-	saved   time.Time
 	members map[string]counts
 	model   model
 }
@@ -173,7 +173,7 @@ func (p *Pacer) load(b []byte, now time.Time) {
 	}
 	st, err := decodeState(b)
 	if err != nil {
-		s.note = fmt.Errorf("started the shared pace afresh: %w", err)
+		s.note = fmt.Errorf("%w: %w", ErrHealed, err)
 		p.loadNone(now)
 		return
 	}
@@ -184,7 +184,7 @@ func (p *Pacer) load(b []byte, now time.Time) {
 		}
 		st.model.checked = now
 	}
-	if len(st.members) == 0 && now.Sub(st.saved) > Forget && !st.model.pausedTil.After(now) &&
+	if len(st.members) == 0 && now.Sub(st.model.limiter.at) > Forget && !st.model.pausedTil.After(now) &&
 		!st.model.gate.quota.Reset.After(now) {
 		p.loadNone(now)
 		return
@@ -211,7 +211,7 @@ func (p *Pacer) loadNone(now time.Time) {
 // own requests among the members'.
 func (p *Pacer) save(now time.Time) []byte {
 	p.limiter = tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
-	return encodeState(&state{saved: now, members: p.members(), model: p.model})
+	return encodeState(&state{members: p.members(), model: p.model})
 }
 
 // members are the counts of every member with requests let go: the

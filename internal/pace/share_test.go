@@ -15,9 +15,10 @@ import (
 // memStore is a shared state in memory: what internal/paceshare keeps on
 // disk, for Pacers in one test.
 type memStore struct {
-	data []byte
-	gone map[string]bool // members whose process ended
-	fail error           // every Update fails with it, when set
+	data   []byte
+	gone   map[string]bool // members whose process ended
+	fail   error           // every Update fails with it, when set
+	healed error           // the next Update, once saved, says it healed the state
 }
 
 // member is one Pacer's view of a memStore.
@@ -36,15 +37,16 @@ func (m member) Update(_ context.Context, f func([]byte) ([]byte, error)) error 
 		return m.fail
 	}
 	b, err := f(m.data)
-	if err == nil {
-		m.data = b
+	if err != nil {
+		return err
 	}
-	return err
+	m.data = b
+	healed := m.healed
+	m.healed = nil
+	return healed
 }
 
 func (m member) Member() string { return m.name }
-
-func (member) Healed() error { return nil }
 
 func (m member) Gone(members []string) []string {
 	return slices.DeleteFunc(slices.Clone(members), func(n string) bool { return !m.gone[n] })
@@ -308,6 +310,23 @@ func TestShare_healsADamagedState(t *testing.T) {
 				t.Fatal("b went at once beside a's first request: they do not share")
 			}
 		})
+	}
+}
+
+// TestShare_aStoreThatHealedGoesOnSharing: a step the store ran on a
+// fresh state in place of a damaged one shares, with a note.
+func TestShare_aStoreThatHealedGoesOnSharing(t *testing.T) {
+	clock, store, ps := sharedPacers("a")
+	p := ps[0]
+	store.healed = fmt.Errorf("%w: cut short", ErrHealed)
+	if _, _, ok := p.ask(bg, clock.now); !ok || p.Alone() != nil {
+		t.Fatalf("went %v, alone %v: want it to go, sharing", ok, p.Alone())
+	}
+	if note := p.Note(); !errors.Is(note, ErrHealed) || p.Note() != nil {
+		t.Fatalf("Note() = %v: want the healed state, once", note)
+	}
+	if st, err := decodeState(store.data); err != nil || st.members["a"].InFlight != 1 {
+		t.Fatalf("members %+v (%v): want a's request saved", st.members, err)
 	}
 }
 

@@ -27,7 +27,7 @@ func encodeState(st *state) []byte {
 	m := &st.model
 	e.b = append(e.b, stateMagic...)
 	e.b = append(e.b, StateFormat...)
-	e.time(st.saved, m.checked)
+	e.time(m.checked)
 	e.int(int64(len(st.members)))
 	for _, name := range slices.Sorted(maps.Keys(st.members)) {
 		e.int(int64(len(name)))
@@ -62,7 +62,7 @@ func decodeState(b []byte) (state, error) {
 		return st, errUnreadable
 	}
 	d := decoder{b: b[len(head):]}
-	st.saved, m.checked = d.time(), d.time()
+	m.checked = d.time()
 	st.members = map[string]counts{}
 	for n := d.count(); n > 0 && d.err == nil; n-- {
 		name := string(d.bytes(d.count()))

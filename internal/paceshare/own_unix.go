@@ -13,18 +13,11 @@ import (
 // noFollow makes an open fail on a symbolic link rather than follow it.
 const noFollow = syscall.O_NOFOLLOW
 
-// ownDirectory refuses dir unless it is the user's own: a directory (not a
-// link to one) the user owns that nobody else can write, under parents that
-// are the user's or root's and that others can write only with the sticky
-// bit (/tmp), so that nobody else can swap it or a name in it.
-func ownDirectory(dir string) error {
-	info, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if info.Mode()&fs.ModeSymlink != 0 || !info.IsDir() {
-		return fmt.Errorf("%s is not a directory but a link or a file: the pace is shared only in a directory of the user's own", dir)
-	}
+// owned refuses dir (of info) unless the user owns it and nobody else can
+// write it, under parents that are the user's or root's and that others can
+// write only with the sticky bit (/tmp), so that nobody else can swap it or
+// a name in it.
+func owned(dir string, info fs.FileInfo) error {
 	if err := mine(dir, info, false); err != nil {
 		return err
 	}

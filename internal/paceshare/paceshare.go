@@ -85,9 +85,6 @@ const (
 // ErrBusy is a step that did not get the state's lock within LockWait.
 var ErrBusy = fmt.Errorf("another run has held the lock for longer than %s: %w", LockWait, pace.ErrBusy)
 
-// errDamaged is a state file that is not a whole state this provider wrote.
-var errDamaged = errors.New("the shared state was damaged")
-
 // Store is one process's view of a shared state (pace.Shared).
 type Store struct {
 	dir, name, member string
@@ -95,7 +92,6 @@ type Store struct {
 	mu      sync.Mutex
 	state   *os.File      // NAME.state, open from one step to the next
 	pending chan struct{} // held while a lock taken too late is still awaited
-	healed  error         // why the state was last started afresh, until Healed reads it
 
 	live   *flock.Flock // NAME.MEMBER.live's lock, held until Close
 	beat   *os.File     // NAME.MEMBER.live, where the heartbeat writes
@@ -111,7 +107,7 @@ func Open(dir, format, base, token string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := ownDirectory(dir); err != nil {
+	if err := usable(dir); err != nil {
 		return nil, err
 	}
 	key, err := readKey(dir)
@@ -188,9 +184,10 @@ func writeBeat(f *os.File) error {
 func (s *Store) Member() string { return s.member }
 
 // Update calls f with the state last saved (nil when there is none, or
-// when it was damaged: a fresh one replaces it) under the state's lock, and
-// saves what f returns unless it fails. It waits for the lock at most
-// LockWait (ErrBusy), and no longer than ctx.
+// when it was damaged: what f returns replaces it, and Update says so with
+// pace.ErrHealed) under the state's lock, and saves what f returns unless
+// it fails. It waits for the lock at most LockWait (ErrBusy), and no longer
+// than ctx.
 func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -202,27 +199,18 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 	if err := s.openState(); err != nil {
 		return err
 	}
-	saved, err := s.read()
-	if errors.Is(err, errDamaged) {
-		s.healed, saved = err, nil
-	} else if err != nil {
-		return err
+	saved, healed := s.read()
+	if healed != nil && !errors.Is(healed, pace.ErrHealed) {
+		return healed
 	}
 	next, err := f(saved)
 	if err != nil {
 		return err
 	}
-	return s.write(next)
-}
-
-// Healed says why the state was last found damaged and started afresh,
-// once: nil when it was not since the last call.
-func (s *Store) Healed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.healed
-	s.healed = nil
-	return err
+	if err := s.write(next); err != nil {
+		return err
+	}
+	return healed
 }
 
 // lock takes the state's lock, waiting at most LockWait, and makes sure it
@@ -281,14 +269,15 @@ func (s *Store) await(ctx context.Context, l *flock.Flock) error {
 	return err
 }
 
-// same tells whether the file l locked is the one path names.
-func same(l *flock.Flock, path string) bool {
-	held, err := l.Stat()
+// same tells whether the file held (a lock, or a file open) is the one
+// path names now.
+func same(held interface{ Stat() (fs.FileInfo, error) }, path string) bool {
+	info, err := held.Stat()
 	if err != nil {
 		return false
 	}
 	named, err := os.Lstat(path)
-	return err == nil && os.SameFile(held, named)
+	return err == nil && os.SameFile(info, named)
 }
 
 // openState opens the state the directory names now, unless it is the
@@ -296,9 +285,7 @@ func same(l *flock.Flock, path string) bool {
 func (s *Store) openState() error {
 	path := s.path(".state")
 	if s.state != nil {
-		held, err := s.state.Stat()
-		named, nerr := os.Lstat(path)
-		if err == nil && nerr == nil && os.SameFile(held, named) {
+		if same(s.state, path) {
 			return nil
 		}
 		_ = s.state.Close()
@@ -316,7 +303,8 @@ func (s *Store) openState() error {
 // follows it.
 const frame = "BPSTATE1"
 
-// read returns the state in its frame: nil when the file is empty.
+// read returns the state in its frame: nil when the file is empty, and
+// nil with pace.ErrHealed when it is damaged.
 func (s *Store) read() ([]byte, error) {
 	info, err := s.state.Stat()
 	if err != nil || info.Size() == 0 {
@@ -328,11 +316,11 @@ func (s *Store) read() ([]byte, error) {
 	}
 	head := len(frame) + 8
 	if len(b) < head || string(b[:len(frame)]) != frame {
-		return nil, fmt.Errorf("%w: %s is not a state this provider wrote", errDamaged, s.state.Name())
+		return nil, fmt.Errorf("%w: %s is not a state this provider wrote", pace.ErrHealed, s.state.Name())
 	}
 	n, sum := binary.BigEndian.Uint32(b[len(frame):]), binary.BigEndian.Uint32(b[len(frame)+4:])
 	if uint64(n) > uint64(len(b)-head) || crc32.ChecksumIEEE(b[head:head+int(n)]) != sum {
-		return nil, fmt.Errorf("%w: %s is cut short or changed", errDamaged, s.state.Name())
+		return nil, fmt.Errorf("%w: %s is cut short or changed", pace.ErrHealed, s.state.Name())
 	}
 	return b[head : head+int(n)], nil
 }
@@ -451,9 +439,22 @@ func silent(path string) bool {
 	defer f.Close()
 	b := make([]byte, 8)
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return false // made, not yet written: a process joining
+		return false // no heartbeat in it: whether it ended is ended's to tell
 	}
 	return time.Since(time.Unix(0, int64(binary.BigEndian.Uint64(b)))) > Silent
+}
+
+// usable refuses dir unless it is a directory, not a link to one, and the
+// user's own (owned: own_unix.go, own_windows.go).
+func usable(dir string) error {
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if info.Mode()&fs.ModeSymlink != 0 || !info.IsDir() {
+		return fmt.Errorf("%s is not a directory but a link or a file: the pace is shared only in a directory of the user's own", dir)
+	}
+	return owned(dir, info)
 }
 
 func (s *Store) path(suffix string) string { return filepath.Join(s.dir, s.name+suffix) }
