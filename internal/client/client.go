@@ -58,6 +58,7 @@ type Config struct {
 	MaxPages          int
 	Paging            *listing.Paging // nil: follow the conventions (internal/listing)
 	HeaderTimeout     time.Duration   // per attempt, until response headers arrive
+	Clock             pace.Clock      // what the pace waits on; nil: the wall clock (tests give virtual time)
 
 	// SharePace makes the pace one with other processes on this machine
 	// that talk to the same service with the same token (pace.Shared), in
@@ -130,7 +131,11 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: redact.New(secrets...), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
 	c.redactor.Keep(cfg.BaseURL)
 	c.proxy = proxy
-	c.pacer = pace.New(pace.RealClock{}, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
+	clock := cfg.Clock
+	if clock == nil {
+		clock = pace.RealClock{}
+	}
+	c.pacer = pace.New(clock, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 	paced := &pacedTransport{pacer: c.pacer, redactor: c.redactor}
 	if cfg.SharePace {
 		paced.notShared = sharePace(c.pacer, cfg)
@@ -156,7 +161,7 @@ func New(cfg Config) (*Client, error) {
 		Logger:         nil, // requests are logged through tflog in request.go
 		RetryWaitMin:   cfg.MinWait,
 		RetryWaitMax:   cfg.MaxWait,
-		RetryMax:       cfg.MaxRetries,
+		RetryMax:       RefusalsPerRetry * cfg.MaxRetries, // checkRetry counts what each retry costs
 		CheckRetry:     c.checkRetry,
 		Backoff:        newWaits(nil).backoff,
 		RequestLogHook: beginAttempt,

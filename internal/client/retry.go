@@ -64,14 +64,16 @@ func (e *retryAfterTooLong) Error() string {
 }
 
 // attempts is the retry loop's record of one read's attempts: their
-// number, the refused connections among them, and the last response any of
-// them got, for the error that ends the read even when the last attempt got
-// none. The loop writes it (beginAttempt before each attempt, checkRetry
-// after it); the log line and the error only read it.
+// number, the refused connections among them, the retries spent (in
+// quarters: retryCost), and the last response any of them got, for the
+// error that ends the read even when the last attempt got none. The loop
+// writes it (beginAttempt before each attempt, checkRetry after it); the
+// log line and the error only read it.
 type attempts struct {
 	mu        sync.Mutex
 	n         int
 	refused   int
+	spent     int
 	status    int
 	requestID string
 }
@@ -122,6 +124,18 @@ func (a *attempts) ended(resp *http.Response, err error) int {
 	return a.refused
 }
 
+// spend takes cost from a read's budget of retries, unless too little is
+// left; it tells whether it did.
+func (a *attempts) spend(cost, budget int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.spent+cost > budget {
+		return false
+	}
+	a.spent += cost
+	return true
+}
+
 func (a *attempts) snapshot() (n, status int, requestID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -132,7 +146,8 @@ func (a *attempts) snapshot() (n, status int, requestID string) {
 // of its attempts: a request that did not come through fetch.
 var errNoAttempts = errors.New("client: a request sent without its record of attempts")
 
-// checkRetry decides, after each attempt, whether to try again.
+// checkRetry decides, after each attempt, whether to try again (the retry
+// model: waits).
 func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	a := attemptsFrom(ctx)
 	if a == nil {
@@ -142,24 +157,41 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
+	budget := RefusalsPerRetry * c.cfg.MaxRetries
 	if err != nil {
 		switch kind := classifyTransportError(ctx, err); kind {
 		case ErrUnavailable, ErrNoAnswer:
-			return true, err
+			return a.spend(RefusalsPerRetry, budget), err
 		case ErrRefused:
 			// A service restarting refuses connections for a moment; nothing
 			// listening refuses them for good, so only a few tries.
-			return refused < maxRefused, err
+			return refused < maxRefused && a.spend(RefusalsPerRetry, budget), err
 		}
 		return false, err
 	}
 	if !retryableStatus(resp.StatusCode) && !rateLimited(resp) {
 		return false, nil
 	}
-	if p, ok := pauseFrom(resp.Header, time.Now()); ok && p.wait > c.cfg.MaxWait {
+	p, asked := pauseFrom(resp.Header, time.Now())
+	if asked && p.wait > c.cfg.MaxWait {
 		return false, &retryAfterTooLong{at: time.Now().Add(p.wait), header: p.header, raw: p.raw}
 	}
-	return true, nil
+	return a.spend(retryCost(resp, asked), budget), nil
+}
+
+// RefusalsPerRetry is how many retries of a rate limit's refusal that does
+// not say when to come back make one of max_retries: the pacer, not a wait,
+// spaces them (waits).
+const RefusalsPerRetry = 4
+
+// retryCost is what retrying resp takes from the read's budget, in
+// quarters of a retry: a refusal that asked for no wait, one; any other
+// answer worth retrying, a whole retry.
+func retryCost(resp *http.Response, asked bool) int {
+	if rateLimited(resp) && !asked {
+		return 1
+	}
+	return RefusalsPerRetry
 }
 
 // maxRefused is how many refused connections end a read.
@@ -216,14 +248,30 @@ func classifyTransportError(ctx context.Context, err error) error {
 	return ErrUnavailable
 }
 
-// waits draws the wait before each retry. Its model: after attempt i (from
-// 0), a base of minWait·2^i, capped at maxWait, and a wait drawn uniformly
-// between the base and twice the base (capped at maxWait too). So minWait
-// is the least wait between attempts, every wait is at least the one before
-// it could have been, and clients that failed together spread out rather
-// than come back together. A Retry-After is honoured instead, held between
-// minWait and maxWait: one shorter than minWait waits minWait, and one
-// longer than maxWait never gets here (checkRetry fails the read at once).
+// waits draws the wait before each retry: the retry model. Every attempt
+// goes through the pacer (transport.go), so the wait here is only what the
+// answer adds to the pace.
+//
+//   - A rate limit's refusal that says when to come back (Retry-After, or
+//     a quota's reset with none remaining) waits as asked, held between
+//     minWait and maxWait; one asking longer than maxWait never gets here
+//     (checkRetry fails the read at once, naming the time).
+//   - One that does not say waits for nothing but the pacer: it has already
+//     cut the pace for the refusal, and while the service refuses
+//     everything it lets one request go at a time, each gap double the
+//     last, up to maxWait (pace's probe). A back-off on top would wait
+//     twice for one refusal.
+//   - An outage (502, 503, 504, a dropped connection, no answer) backs
+//     off: after retry i of the read (from 0), a base of minWait·2^i,
+//     capped at maxWait, and a wait drawn uniformly between the base and
+//     twice the base (capped at maxWait too). So minWait is the least wait
+//     after an outage, every wait is at least the one before it could
+//     have been, and clients that failed together spread out.
+//
+// A read's attempts are bounded in number by max_retries, where a retry of
+// a refusal that asked for no wait counts a quarter (RefusalsPerRetry),
+// and in time by request_timeout_seconds: no wait, the pacer's included,
+// may outlast it.
 type waits struct {
 	mu  sync.Mutex
 	rnd *rand.Rand
@@ -242,6 +290,9 @@ func (w *waits) backoff(minWait, maxWait time.Duration, attempt int, resp *http.
 	if resp != nil {
 		if wait, ok := retryAfter(resp.Header, time.Now()); ok {
 			return min(max(wait, minWait), maxWait)
+		}
+		if rateLimited(resp) {
+			return 0
 		}
 	}
 	base := min(float64(minWait)*math.Pow(2, float64(attempt)), float64(maxWait))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,5 +237,167 @@ func TestRetry_staysInsideTheOverallDeadline(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("gave up after %s, deadline 1.5s", took)
+	}
+}
+
+// A rate limit's refusal that does not say when to come back goes straight
+// back to the pacer; one that does waits as asked; an outage backs off.
+func TestBackoff_refusalWithoutRetryAfterWaitsForThePacerOnly(t *testing.T) {
+	t.Parallel()
+	w := newWaits(rand.NewPCG(1, 2))
+	minWait, maxWait := time.Second, 30*time.Second
+	for name, c := range map[string]struct {
+		resp     *http.Response
+		min, max time.Duration
+	}{
+		"429 alone":                     {&http.Response{StatusCode: 429, Header: http.Header{}}, 0, 0},
+		"403 with a Retry-After unread": {&http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"soon"}}}, 0, 0},
+		"429 with Retry-After":          {&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"3"}}}, 3 * time.Second, 3 * time.Second},
+		"503 alone":                     {&http.Response{StatusCode: 503, Header: http.Header{}}, 4 * time.Second, 8 * time.Second},
+		"no answer":                     {nil, 4 * time.Second, 8 * time.Second},
+	} {
+		if got := w.backoff(minWait, maxWait, 2, c.resp); got < c.min || got > c.max {
+			t.Errorf("%s: waited %s after the third attempt, want %s to %s", name, got, c.min, c.max)
+		}
+	}
+}
+
+// A refusal that asks for no wait counts a quarter of a retry: max_retries
+// of 2 allows eight of them, and a whole retry of anything else.
+func TestRetry_refusalsWithoutRetryAfterCountAQuarter(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		status int
+		want   int
+		kind   error
+	}{
+		"429 without Retry-After": {429, 1 + 2*RefusalsPerRetry, ErrUnavailable},
+		"503":                     {503, 1 + 2, ErrUnavailable},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var n atomic.Int32
+			c0 := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+				w.WriteHeader(c.status)
+			}, func(cfg *Config) { cfg.MaxRetries = 2 })
+			_, err := c0.ListProfiles(context.Background())
+			var re *RequestError
+			if !errors.As(err, &re) || !errors.Is(err, c.kind) {
+				t.Fatalf("err = %v, want %v", err, c.kind)
+			}
+			if re.Attempts != c.want || int(n.Load()) != c.want || re.StatusCode != c.status {
+				t.Errorf("%d attempts counted, %d answered, last %d; want %d of %d", re.Attempts, n.Load(), re.StatusCode, c.want, c.status)
+			}
+		})
+	}
+}
+
+// leapClock is virtual time for a single read: whatever its pace waits
+// for has passed at once. (With reads at once, a wait for an answer would
+// leap too; the model's tests with many requests are internal/pace's.)
+type leapClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *leapClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *leapClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return ch
+}
+
+// refusingFor answers 429 without Retry-After until the clock passes
+// until, then a list; it records when (by the clock) each request came.
+func refusingFor(clock *leapClock, until time.Time, at *[]time.Time, mu *sync.Mutex) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		now := clock.Now()
+		mu.Lock()
+		*at = append(*at, now)
+		mu.Unlock()
+		if now.Before(until) {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, `[{"profile_key":"a"}]`)
+	}
+}
+
+// defaults are the provider's settings, on a clock.
+func defaults(clock *leapClock) func(*Config) {
+	return func(c *Config) {
+		c.MaxRetries, c.MinWait, c.MaxWait, c.Timeout, c.Clock = DefaultMaxRetries, DefaultMinWait, DefaultMaxWait, DefaultTimeout, clock
+	}
+}
+
+// With the provider's defaults, a read outlasts a service that refuses
+// every request for a whole minute without Retry-After, in virtual time.
+// The first retry goes at the pace the refusal cut; from the second, the
+// pacer's probe spaces them, each gap at least the last and none over
+// max_wait, so it finds the service again within max_wait of its return,
+// in few attempts.
+func TestRetry_outlastsAMinuteOfRefusalsWithoutRetryAfter(t *testing.T) {
+	t.Parallel()
+	clock := &leapClock{now: time.Now()}
+	start := clock.Now()
+	var (
+		mu sync.Mutex
+		at []time.Time
+	)
+	c := newTestClient(t, refusingFor(clock, start.Add(time.Minute), &at, &mu), defaults(clock))
+	list, err := c.ListProfiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Profiles) != 1 {
+		t.Fatalf("%d profiles", len(list.Profiles))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) > 1+RefusalsPerRetry*DefaultMaxRetries {
+		t.Errorf("%d attempts, more than max_retries allows", len(at))
+	}
+	for i := 3; i < len(at); i++ {
+		gap, last := at[i].Sub(at[i-1]), at[i-1].Sub(at[i-2])
+		if gap < last || gap > DefaultMaxWait {
+			t.Errorf("attempt %d came %s after the one before, which came %s after its own; want no less, and at most %s", i+1, gap, last, DefaultMaxWait)
+		}
+	}
+	if back := at[len(at)-1].Sub(start.Add(time.Minute)); back > DefaultMaxWait {
+		t.Errorf("the service was found again %s after it accepted again; want within %s", back, DefaultMaxWait)
+	}
+	t.Logf("%d attempts over %s of virtual time", len(at), at[len(at)-1].Sub(start))
+}
+
+// A service that never stops refusing ends the read within its bounds:
+// attempts by max_retries, time by request_timeout.
+func TestRetry_refusalsWithoutRetryAfterEnd(t *testing.T) {
+	t.Parallel()
+	clock := &leapClock{now: time.Now()}
+	var (
+		mu sync.Mutex
+		at []time.Time
+	)
+	c := newTestClient(t, refusingFor(clock, clock.Now().Add(24*time.Hour), &at, &mu), defaults(clock))
+	_, err := c.ListProfiles(context.Background())
+	if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrUnavailable or ErrTimeout", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := len(at); n > 1+RefusalsPerRetry*DefaultMaxRetries {
+		t.Errorf("%d attempts, more than max_retries allows", n)
+	}
+	if took := at[len(at)-1].Sub(at[0]); took > DefaultTimeout {
+		t.Errorf("attempts went on for %s, past request_timeout %s", took, DefaultTimeout)
 	}
 }

@@ -20,11 +20,13 @@
 // rate the service accepted over the last second.
 //
 // A service refusing everything after a cut is probed one request at a
-// time, each gap double the last, and the pace is not cut again; an
-// acceptance ends probing. After a cut, one refusing a request sent with
-// more in flight than all but one of the last InFlightHistory it accepted
-// is held to that many in flight, for the Pacer's life. A Retry-After
-// past RoundingPause holds every request.
+// time, each gap double the last up to maxWait, and the pace is not cut
+// again; an acceptance ends probing. The client sends a refusal that
+// asked for no wait back through the Pacer at once, so these gaps are
+// what spaces its attempts while a service refuses. After a cut, one
+// refusing a request sent with more in flight than all but one of the
+// last InFlightHistory it accepted is held to that many in flight, for the
+// Pacer's life. A Retry-After past RoundingPause holds every request.
 //
 // Pacers in several processes that talk to one service with the same
 // credentials can share the model (Share, share.go): the model is one plain

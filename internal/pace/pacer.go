@@ -311,9 +311,15 @@ func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 
 // probe: nothing sent since the cut was accepted, so the service refuses
 // everything, whatever the pace. One request at a time, each gap double
-// the last, until it accepts again; the pace itself is not cut.
+// the last, up to maxWait (or the Retry-After, if shorter), until it
+// accepts again; the pace itself is not cut. A service that refuses for a
+// while sees its refusals thin out, and one that accepts again is found
+// within maxWait.
 func (p *Pacer) probe(a Answer, now time.Time) {
 	p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
+	if p.maxWait > 0 {
+		p.probeGap = min(p.probeGap, p.maxWait)
+	}
 	if a.RetryAfter > 0 {
 		p.probeGap = min(p.probeGap, a.RetryAfter)
 	}

@@ -72,6 +72,18 @@ var unannounced = []limiterCase{
 		miss: map[string]figures{"loopback": {1.16, 1.17, 2.3}, "80 ms": {1.35, 1.45, 3.9}}},
 	{name: "rolling, counting refused", new: func() limiter { return &rollingWindow{n: 50, countRefused: true} }, least: perSecond(50, simReads+1),
 		miss: map[string]figures{"80 ms": {1.43, 1.54, 5.7}}},
+	{name: "bucket burst 10, no Retry-After", new: func() limiter { return silent{newBucket(50, 10)} }, least: perSecond(50, simReads+1-10)},
+	// HAProxy's deny: a window that counts what it refuses, and says
+	// nothing of when it reopens. The probe that finds it reopened costs
+	// up to the time the window stays shut again.
+	{name: "rolling, counting refused, no Retry-After", new: func() limiter { return silent{&rollingWindow{n: 50, countRefused: true}} }, least: perSecond(50, simReads+1),
+		miss: map[string]figures{"loopback": {1.18, 1.23, 4.5}, "80 ms": {1.18, 1.46, 7.2}}},
+	// HAProxy's own counter: a start's first cut is measured from the rate
+	// it sent, well over a window's (which admits its fill before it
+	// refuses), and the probe leaves the pace there, so a second shut-out
+	// follows the first in some plans.
+	{name: "HAProxy's rate, no Retry-After", new: func() limiter { return silent{&periodRate{n: 50}} }, least: perSecond(50, simReads+1),
+		miss: map[string]figures{"loopback": {1.15, 1.34, 3.6}, "80 ms": {1.18, 1.4, 6.3}}},
 	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
 		miss:  map[string]figures{"loopback": {1.08, 1.13, 3.9}, "80 ms": {1.06, 1.1, 4.2}}},
@@ -337,6 +349,40 @@ func TestPacer_probes(t *testing.T) {
 			t.Fatal("a second request went with a probe in flight")
 		}
 		refuse(probe)
+	}
+}
+
+// Refusals without a Retry-After come back at once (the client's retry
+// model), so the probe's gaps are what spaces them: they double up to
+// maxWait and stay there, and the service is found again within maxWait
+// of accepting.
+func TestPacer_probeGapsStopAtMaxWait(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	const maxWait = 2 * time.Second
+	p := New(clock, 8, 0, maxWait)
+	tk := sendApart(t, p, clock, 1, 0)[0]
+	p.Done(tk, Answer{Refused: true}) // the cut
+	p.Release(tk)
+	var gaps []time.Duration
+	for range 20 {
+		refused := clock.now
+		for {
+			var wait time.Duration
+			var ok bool
+			if tk, wait, ok = p.reserve(clock.now); ok {
+				break
+			}
+			clock.now = clock.now.Add(wait)
+		}
+		gaps = append(gaps, clock.now.Sub(refused))
+		if gaps[len(gaps)-1] > maxWait {
+			t.Fatalf("gaps %v: past max_wait %v", gaps, maxWait)
+		}
+		p.Done(tk, Answer{Refused: true})
+		p.Release(tk)
+	}
+	if last := gaps[len(gaps)-1]; last != maxWait {
+		t.Errorf("gaps %v; want them to reach max_wait %v and stay", gaps, maxWait)
 	}
 }
 

@@ -71,6 +71,18 @@ func (w *rollingWindow) admit(at time.Time) (bool, time.Duration, http.Header) {
 }
 func (*rollingWindow) finish(time.Time) {}
 
+// periodRate is HAProxy's request rate over a second, refusals counted
+// (ratelimit.PeriodRate), refusing over n.
+type periodRate struct {
+	n int
+	r ratelimit.PeriodRate
+}
+
+func (p *periodRate) admit(at time.Time) (bool, time.Duration, http.Header) {
+	return refusal(p.r.Take(at, p.n, time.Second))
+}
+func (*periodRate) finish(time.Time) {}
+
 // inFlight refuses a request that arrives with n others in flight.
 type inFlight struct {
 	n int
@@ -117,6 +129,15 @@ func (a *announcing) admit(at time.Time) (bool, time.Duration, http.Header) {
 }
 func (*announcing) finish(time.Time) {}
 
+// silent is a limiter that sends no Retry-After, as nginx's limit_req,
+// HAProxy's deny and many API gateways refuse.
+type silent struct{ limiter }
+
+func (s silent) admit(at time.Time) (bool, time.Duration, http.Header) {
+	ok, _, quota := s.limiter.admit(at)
+	return ok, 0, quota
+}
+
 // network is the round trip between the provider and the service: half of
 // rtt each way, and up to jitter more at random each way; and the service's
 // work, up to work at random.
@@ -141,7 +162,7 @@ func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.r
 // offered, as Terraform 1.11 plans them on a 2-core machine), all through
 // one Pacer (nil: none, no more than told at once) with the provider's
 // defaults, in front of lim (nil: none). A refused read is tried again
-// after its Retry-After, or backs off from a second as the client does.
+// as the client does: after its Retry-After, or at once through the pacer.
 func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) simPlan {
 	return simulateFleet(seed, 1, reads, lim, net, p, told)[0]
 }
@@ -186,12 +207,12 @@ func (s *sim) runPlan(pl *process, reads int) {
 			return
 		}
 		next++
-		s.attempt(w, 0, func() {
+		s.attempt(w, func() {
 			pl.ended = s.now
 			s.after(20*time.Millisecond+time.Duration(s.rng.Int64N(int64(130*time.Millisecond))), func() { read(w) })
 		})
 	}
-	s.attempt(&walker{id: 0, plan: pl}, 0, func() {
+	s.attempt(&walker{id: 0, plan: pl}, func() {
 		s.after(80*time.Millisecond+time.Duration(s.rng.Int64N(int64(40*time.Millisecond))), func() {
 			for i := range 10 {
 				read(&walker{id: 1 + i, plan: pl})
@@ -276,13 +297,13 @@ func (s *sim) wait(w *walker, ask func()) func() {
 
 // attempt asks the pacer to let w's request go, sends it, and on its
 // answer calls done, or tries again.
-func (s *sim) attempt(w *walker, tries int, done func()) {
+func (s *sim) attempt(w *walker, done func()) {
 	pl := w.plan
 	var t Ticket
 	if pl.pacer != nil {
 		if pl.asker != nil && pl.asker != w && pl.pacer.shared != nil {
 			// A shared Pacer's waiters take turns at asking (Wait).
-			pl.queue = append(pl.queue, func() { s.attempt(w, tries, done) })
+			pl.queue = append(pl.queue, func() { s.attempt(w, done) })
 			return
 		}
 		var wait time.Duration
@@ -290,7 +311,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		t, wait, ok = pl.pacer.ask(context.Background(), s.now)
 		if !ok {
 			pl.asker = w
-			again := s.wait(w, func() { s.attempt(w, tries, done) })
+			again := s.wait(w, func() { s.attempt(w, done) })
 			if wait = pl.pacer.pollAfter(wait); wait != untilAnswered {
 				s.after(wait, again)
 			}
@@ -305,7 +326,7 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 		}
 	} else if pl.told > 0 {
 		if pl.busy >= pl.told {
-			s.wait(w, func() { s.attempt(w, tries, done) })
+			s.wait(w, func() { s.attempt(w, done) })
 			return
 		}
 		pl.busy++
@@ -337,12 +358,11 @@ func (s *sim) attempt(w *walker, tries int, done func()) {
 					return
 				}
 				pl.refused++
-				if wait == 0 {
-					// The client's backoff without a Retry-After (the
-					// middle of its window, min_wait 1 s).
-					wait = 3 * time.Second / 2 << tries
-				}
-				s.after(wait, func() { s.attempt(w, tries+1, done) })
+				// The client's retry model (internal/client, retry.go): a
+				// Retry-After is waited for (the limiters here send whole
+				// seconds, so min_wait's 1 s holds it no longer); without
+				// one, the read asks the pacer again at once.
+				s.after(wait, func() { s.attempt(w, done) })
 			})
 		})
 	})

@@ -82,7 +82,7 @@ func (d *providerData) explainService(err error, re *client.RequestError) (strin
 				"so nothing was stored.", re.Key)
 	case errors.Is(err, client.ErrUnavailable):
 		return "The service was rate limiting or unavailable", "The provider retries 429 (and a 403 that says it is a rate limit), 502, 503, 504 and dropped connections, " +
-			"honouring Retry-After and backing off otherwise; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
+			"honouring Retry-After, slowing its pace for a rate limit without one and backing off after an outage; every attempt failed. Try again later, or raise max_retries or max_wait_seconds."
 	case errors.Is(err, client.ErrTimeout):
 		return "The read timed out", "The read, retries and pages included, did not finish within request_timeout_seconds. " +
 			"Raise request_timeout_seconds, or try again when the service is less busy."

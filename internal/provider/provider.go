@@ -143,14 +143,16 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 			},
 			"max_retries": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("How many times a request is retried after a rate limit (429, or a 403 with `Retry-After` or a rate-limit header saying none remain), "+
-					"a gateway error (502, 503, 504) or a dropped connection. Default `%d`; `0` disables retries.", client.DefaultMaxRetries),
+					"a gateway error (502, 503, 504) or a dropped connection. A rate limit that does not say when to come back is retried as soon as the provider's pace lets it go, "+
+					"and each such retry counts a quarter (so %d of them by default). Default `%d`; `0` disables retries.", client.RefusalsPerRetry*client.DefaultMaxRetries, client.DefaultMaxRetries),
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.Between(0, 20)},
 			},
 			"min_wait_seconds": schema.Int64Attribute{
-				MarkdownDescription: fmt.Sprintf("The least wait between attempts. The wait after the first attempt is drawn between this and twice this, "+
+				MarkdownDescription: fmt.Sprintf("The least wait before retrying a gateway error (502, 503, 504) or a dropped connection. The wait after the first attempt is drawn between this and twice this, "+
 					"and each later one between a base that doubles per attempt and twice that base, all capped at `max_wait_seconds`. "+
-					"A `Retry-After` shorter than this waits this long. Default `%d`.", int(client.DefaultMinWait.Seconds())),
+					"A `Retry-After` shorter than this waits this long. A rate limit that does not say when to come back waits for no back-off: "+
+					"the provider has already slowed its pace for it. Default `%d`.", int(client.DefaultMinWait.Seconds())),
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.Between(1, 300)},
 			},

@@ -230,7 +230,7 @@ func (s *settings) resolveLimits(cfg BrowserProfileProviderModel, getenv func(st
 	s.client = s.client.WithDefaults()
 	if s.client.MinWait > s.client.MaxWait {
 		diags.AddAttributeError(path.Root("min_wait_seconds"), "min_wait_seconds exceeds max_wait_seconds",
-			"The least wait between attempts cannot be longer than the longest wait.")
+			"The least wait before retrying an outage cannot be longer than the longest wait.")
 	}
 	switch {
 	case !cfg.RequestsPerSecond.IsNull() && !cfg.RequestsPerSecond.IsUnknown():

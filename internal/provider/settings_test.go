@@ -202,7 +202,7 @@ func TestResolveSettings_throughTheServer(t *testing.T) {
 		"the built-in address": {protocolRun{settings: map[string]any{"api_token": "t"}, builtIn: [2]string{"https://prod.example.com/v2"}},
 			`AttributeName("base_url")`, []string{"Invalid base address", "the built-in address of the production environment"}, false},
 		"waits the wrong way round": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "min_wait_seconds": 10, "max_wait_seconds": 5}},
-			`AttributeName("min_wait_seconds")`, []string{"min_wait_seconds exceeds max_wait_seconds", "The least wait between attempts"}, false},
+			`AttributeName("min_wait_seconds")`, []string{"min_wait_seconds exceeds max_wait_seconds", "The least wait before retrying an outage"}, false},
 		"a relative pace directory": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "pace_dir": "pace"}},
 			`AttributeName("pace_dir")`, []string{"Invalid pace_dir", `pace_dir is "pace"; it must be an absolute path`}, false},
 		"a rate from the environment": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base},

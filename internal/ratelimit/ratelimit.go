@@ -109,6 +109,43 @@ func (w *RollingWindow) Take(now time.Time, limit int, countRefused bool) (wait 
 	return 0, true
 }
 
+// PeriodRate is HAProxy's request rate (a stick table's http_req_rate,
+// its freq_ctr): the requests of the current period, plus those of the
+// period before, weighted by the share of that period still less than a
+// period ago. Every request is counted, refused ones too (track-sc0
+// counts it before the deny rule reads the rate), so a client that keeps
+// asking keeps itself refused; the periods follow one another from the
+// first request.
+type PeriodRate struct {
+	mu         sync.Mutex
+	start      time.Time // the current period's
+	curr, prev int
+}
+
+// Take counts a request arriving at now: refused when the rate, itself
+// included, is over limit. The wait is what remains of the period.
+func (r *PeriodRate) Take(now time.Time, limit int, period time.Duration) (wait time.Duration, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.start.IsZero() {
+		r.start = now
+	}
+	if gone := now.Sub(r.start); gone >= period {
+		r.prev = r.curr
+		if gone >= 2*period {
+			r.prev = 0
+		}
+		r.curr = 0
+		r.start = r.start.Add(gone - gone%period)
+	}
+	r.curr++
+	left := period - now.Sub(r.start)
+	if r.curr+int(int64(r.prev)*int64(left)/int64(period)) > limit {
+		return left, false
+	}
+	return 0, true
+}
+
 // InFlight counts the requests being answered.
 type InFlight struct{ n atomic.Int64 }
 

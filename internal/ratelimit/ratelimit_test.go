@@ -115,6 +115,33 @@ func TestRollingWindow_countingRefusals(t *testing.T) {
 }
 
 // In flight counts requests between Enter and Leave.
+// HAProxy's rate: the period before weighs by the share of it still less
+// than a period ago, refusals counted, so a burst keeps the rate shut into
+// the next period; two periods on, it is forgotten.
+func TestPeriodRate(t *testing.T) {
+	t.Parallel()
+	var r PeriodRate
+	for i := range 4 {
+		if _, ok := r.Take(second.Add(time.Duration(i)*time.Millisecond), 3, time.Second); ok != (i < 3) {
+			t.Fatalf("request %d of a burst of 4 against 3: accepted %v", i+1, ok)
+		}
+	}
+	// A quarter into the next period: 4 x 3/4 = 3 from before, and itself.
+	if wait, ok := r.Take(second.Add(1250*time.Millisecond), 3, time.Second); ok || wait != 750*time.Millisecond {
+		t.Errorf("a quarter on: accepted %v, wait %v; want refused, 750ms", ok, wait)
+	}
+	// Three quarters on: 4 x 1/4 = 1 from before, the one refused, and itself.
+	if _, ok := r.Take(second.Add(1750*time.Millisecond), 3, time.Second); !ok {
+		t.Error("refused three quarters into the next period")
+	}
+	// More than two periods on, nothing from before counts.
+	for i := range 3 {
+		if _, ok := r.Take(second.Add(4*time.Second+time.Duration(i)*time.Millisecond), 3, time.Second); !ok {
+			t.Errorf("request %d after two quiet periods refused", i+1)
+		}
+	}
+}
+
 func TestInFlight(t *testing.T) {
 	t.Parallel()
 	var l InFlight
