@@ -354,8 +354,7 @@ func TestPacer_probes(t *testing.T) {
 
 // Refusals without a Retry-After come back at once (the client's retry
 // model), so the probe's gaps are what spaces them: they double up to
-// maxWait and stay there, and the service is found again within maxWait
-// of accepting.
+// maxWait and stay there.
 func TestPacer_probeGapsStopAtMaxWait(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	const maxWait = 2 * time.Second
