@@ -74,9 +74,8 @@ type fleetCase struct {
 	// alone is the most refused, in percent, sharing nothing at K = 8.
 	// Each plan then learns the limit from its own refusals alone, and a
 	// read refused without Retry-After goes back at once at its plan's own
-	// pace: the starts' overshoots cost some 25% behind nginx and HAProxy
-	// (some 17% and 24% while such a read still waited a back-off, which
-	// also held its plan's demand down). Sharing is the answer.
+	// pace: the starts' overshoots cost some 25% behind nginx and HAProxy.
+	// Sharing the pace is what holds them down.
 	alone float64
 }
 
