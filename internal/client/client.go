@@ -161,7 +161,7 @@ func New(cfg Config) (*Client, error) {
 		Logger:         nil, // requests are logged through tflog in request.go
 		RetryWaitMin:   cfg.MinWait,
 		RetryWaitMax:   cfg.MaxWait,
-		RetryMax:       RefusalsPerRetry * cfg.MaxRetries, // checkRetry counts what each retry costs
+		RetryMax:       retryBudget(cfg.MaxRetries), // checkRetry counts what each retry costs
 		CheckRetry:     c.checkRetry,
 		Backoff:        newWaits(nil).backoff,
 		RequestLogHook: beginAttempt,

@@ -40,6 +40,12 @@ func clientFor(t *testing.T, rawBase string, tweak ...func(*Config)) *Client {
 	return c
 }
 
+// providerRetries gives a client the provider's retry settings in place of
+// clientFor's short ones.
+func providerRetries(c *Config) {
+	c.MaxRetries, c.MinWait, c.MaxWait, c.Timeout = DefaultMaxRetries, DefaultMinWait, DefaultMaxWait, DefaultTimeout
+}
+
 // Each connection that cannot work is named for what it is, quickly; only
 // a refused connection is tried again, a few times.
 func TestConnectionFailures_areClassifiedAndNotRetried(t *testing.T) {

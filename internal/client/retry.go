@@ -157,7 +157,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	budget := RefusalsPerRetry * c.cfg.MaxRetries
+	budget := retryBudget(c.cfg.MaxRetries)
 	if err != nil {
 		switch kind := classifyTransportError(ctx, err); kind {
 		case ErrUnavailable, ErrNoAnswer:
@@ -184,15 +184,23 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 // spaces them (waits).
 const RefusalsPerRetry = 4
 
+// retryBudget is a read's retries in quarters (retryCost): also the retry
+// loop's most, when every retry is a quarter.
+func retryBudget(maxRetries int) int { return RefusalsPerRetry * maxRetries }
+
 // retryCost is what retrying resp takes from the read's budget, in
 // quarters of a retry: a refusal that asked for no wait, one; any other
 // answer worth retrying, a whole retry.
 func retryCost(resp *http.Response, asked bool) int {
-	if rateLimited(resp) && !asked {
+	if pacedOnly(resp, asked) {
 		return 1
 	}
 	return RefusalsPerRetry
 }
+
+// pacedOnly tells a rate limit's refusal that asked for no wait (asked:
+// whether pauseFrom read one): the pacer alone spaces its retry.
+func pacedOnly(resp *http.Response, asked bool) bool { return !asked && rateLimited(resp) }
 
 // maxRefused is how many refused connections end a read.
 const maxRefused = 3
@@ -288,10 +296,11 @@ func newWaits(src rand.Source) *waits {
 // backoff is retryablehttp's Backoff: the wait after attempt (from 0).
 func (w *waits) backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
-		if wait, ok := retryAfter(resp.Header, time.Now()); ok {
+		wait, asked := retryAfter(resp.Header, time.Now())
+		if asked {
 			return min(max(wait, minWait), maxWait)
 		}
-		if rateLimited(resp) {
+		if pacedOnly(resp, asked) {
 			return 0
 		}
 	}

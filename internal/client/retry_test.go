@@ -326,12 +326,8 @@ func refusingFor(clock *leapClock, until time.Time, at *[]time.Time, mu *sync.Mu
 	}
 }
 
-// defaults are the provider's settings, on a clock.
-func defaults(clock *leapClock) func(*Config) {
-	return func(c *Config) {
-		c.MaxRetries, c.MinWait, c.MaxWait, c.Timeout, c.Clock = DefaultMaxRetries, DefaultMinWait, DefaultMaxWait, DefaultTimeout, clock
-	}
-}
+// on sets a client's clock.
+func on(clock *leapClock) func(*Config) { return func(c *Config) { c.Clock = clock } }
 
 // With the provider's defaults, a read outlasts a service that refuses
 // every request for a whole minute without Retry-After, in virtual time.
@@ -347,7 +343,7 @@ func TestRetry_outlastsAMinuteOfRefusalsWithoutRetryAfter(t *testing.T) {
 		mu sync.Mutex
 		at []time.Time
 	)
-	c := newTestClient(t, refusingFor(clock, start.Add(time.Minute), &at, &mu), defaults(clock))
+	c := newTestClient(t, refusingFor(clock, start.Add(time.Minute), &at, &mu), providerRetries, on(clock))
 	list, err := c.ListProfiles(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +377,7 @@ func TestRetry_refusalsWithoutRetryAfterEnd(t *testing.T) {
 		mu sync.Mutex
 		at []time.Time
 	)
-	c := newTestClient(t, refusingFor(clock, clock.Now().Add(24*time.Hour), &at, &mu), defaults(clock))
+	c := newTestClient(t, refusingFor(clock, clock.Now().Add(24*time.Hour), &at, &mu), providerRetries, on(clock))
 	_, err := c.ListProfiles(context.Background())
 	if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrUnavailable or ErrTimeout", err)

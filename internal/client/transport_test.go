@@ -115,11 +115,9 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 			srv := httptest.NewServer(s)
 			t.Cleanup(srv.Close)
 			addr, statuses := start(t, srv.Listener.Addr().String())
-			// The provider's waits between attempts: with no Retry-After,
-			// they are all a client has to outlast a window.
-			c := clientFor(t, "http://"+addr+"/development/api/v1", func(c *Config) {
-				c.MaxRetries, c.MinWait, c.MaxWait, c.Timeout = DefaultMaxRetries, DefaultMinWait, DefaultMaxWait, DefaultTimeout
-			})
+			// The provider's retry settings: with no Retry-After, they bound
+			// the probes that outlast a window.
+			c := clientFor(t, "http://"+addr+"/development/api/v1", providerRetries)
 			list, err := c.ListProfiles(context.Background())
 			if err != nil {
 				t.Fatal(err)
