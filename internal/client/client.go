@@ -60,11 +60,13 @@ type Config struct {
 	HeaderTimeout     time.Duration   // per attempt, until response headers arrive
 	Clock             pace.Clock      // what the pace waits on; nil: the wall clock (tests give virtual time)
 
-	// SharePace makes the pace one with other processes on this machine
-	// that talk to the same service with the same token (pace.Shared), in
-	// PaceDir (DefaultPaceDir when empty).
+	// SharePace makes the pace one with other processes that talk to the
+	// same service with the same token (pace.Shared): on any machine that
+	// reaches the Redis PaceStore names (internal/paceredis), or else on
+	// this machine, in PaceDir (DefaultPaceDir when empty).
 	SharePace bool
 	PaceDir   string
+	PaceStore string // redis:// or rediss://, checked by paceredis.Parse; it may hold a password
 
 	// The networks users run Terraform in. Proxies come from HTTPS_PROXY,
 	// HTTP_PROXY and NO_PROXY, read when the client is built, as Go and
@@ -123,6 +125,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if p, err := proxy(cfg.BaseURL); err == nil && p != nil && p.User != nil {
 		pw, _ := p.User.Password()
+		secrets = append(secrets, pw)
+	}
+	if pw := paceStorePassword(cfg.PaceStore); pw != "" {
 		secrets = append(secrets, pw)
 	}
 

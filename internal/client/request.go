@@ -348,15 +348,18 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// logContext adds the http subsystem, with the token masked in messages and
-// field values as a second line of defence: the token is never passed to the
-// logger in the first place. A short token is left to the first line, as
-// the logger would mask it inside every word and address.
+// logContext adds the http subsystem, with the token and the pace store's
+// password masked in messages and field values as a second line of
+// defence: neither is passed to the logger in the first place. A short one
+// is left to the first line, as the logger would mask it inside every word
+// and address.
 func (c *Client) logContext(ctx context.Context) context.Context {
 	ctx = tflog.NewSubsystem(ctx, logSubsystem, tflog.WithLevelFromEnv("TF_LOG_PROVIDER_BROWSERPROFILE_HTTP"))
-	if len(c.cfg.Token) >= redact.ShortSecret {
-		ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, c.cfg.Token)
-		ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, c.cfg.Token)
+	for _, secret := range []string{c.cfg.Token, paceStorePassword(c.cfg.PaceStore)} {
+		if len(secret) >= redact.ShortSecret {
+			ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, secret)
+			ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, secret)
+		}
 	}
 	ctx = tflog.SubsystemMaskFieldValuesWithFieldKeys(ctx, logSubsystem, "authorization")
 	return ctx

@@ -1,11 +1,14 @@
 package client
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceshare"
 )
 
@@ -20,9 +23,18 @@ func DefaultPaceDir() (string, error) {
 }
 
 // sharePace makes p's pace one with the other processes' that talk to the
-// same service with the same token, or says why it cannot: the plan then
-// goes on at its own pace.
+// same service with the same token, in the Redis PaceStore names or else
+// in PaceDir, or says why it cannot: the plan then goes on at its own pace.
 func sharePace(p *pace.Pacer, cfg Config) error {
+	if cfg.PaceStore != "" {
+		store, err := paceredis.Open(cfg.PaceStore, &tls.Config{RootCAs: cfg.RootCAs},
+			pace.StateFormat, cfg.BaseURL.String(), cfg.Token)
+		if err != nil {
+			return fmt.Errorf("%s: %w", paceredis.Where(cfg.PaceStore), err)
+		}
+		p.Share(store)
+		return nil
+	}
 	dir := cfg.PaceDir
 	if dir == "" {
 		var err error
@@ -36,4 +48,24 @@ func sharePace(p *pace.Pacer, cfg Config) error {
 	}
 	p.Share(store)
 	return nil
+}
+
+// CheckPaceStore says why raw cannot name a Redis to share the pace in, or
+// nil; its message never repeats raw, which may hold a password.
+func CheckPaceStore(raw string) error {
+	_, err := paceredis.Parse(raw)
+	return err
+}
+
+// paceStorePassword is the password in a store's address, if any.
+func paceStorePassword(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return pw
 }

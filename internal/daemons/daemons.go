@@ -1,4 +1,4 @@
-// Package daemons runs real servers from Debian (squid, nginx, HAProxy) on
+// Package daemons runs real servers from Debian (squid, nginx, HAProxy, Redis) on
 // loopback for one test, as users meet them in front of a service: the
 // tests of internal/client and internal/e2e start them, and stop them when
 // the test ends. Test support only: no provider code imports it.
@@ -28,7 +28,7 @@ type Daemon struct {
 // address on loopback.
 func New(t testing.TB, name string, need bool) Daemon {
 	t.Helper()
-	env := "BROWSERPROFILE_" + strings.ToUpper(name)
+	env := "BROWSERPROFILE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 	bin := os.Getenv(env)
 	if bin == "" {
 		var err error
@@ -60,8 +60,8 @@ func New(t testing.TB, name string, need bool) Daemon {
 func (d Daemon) Path(name string) string { return filepath.Join(d.Dir, name) }
 
 // Start runs the daemon with args, its output in out (in its folder), until
-// the test ends, and waits until it listens.
-func (d Daemon) Start(t testing.TB, out string, args ...string) {
+// the test ends or stop is called, and waits until it listens.
+func (d Daemon) Start(t testing.TB, out string, args ...string) (stop func()) {
 	t.Helper()
 	f, err := os.Create(d.Path(out))
 	if err != nil {
@@ -75,15 +75,16 @@ func (d Daemon) Start(t testing.TB, out string, args ...string) {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		<-exited
-	})
+	}
+	t.Cleanup(stop)
 	name := filepath.Base(d.Bin)
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		if c, err := net.Dial("tcp", d.Addr); err == nil {
 			c.Close()
-			return
+			return stop
 		}
 		select {
 		case <-exited:
@@ -162,6 +163,25 @@ backend standin
 `, d.Addr, upstream))
 	d.Start(t, "haproxy.out", "-db", "-f", d.Path("haproxy.cfg"))
 	return d.Addr, func() []string { return LogLines(t, d.Path("haproxy.out")) }
+}
+
+// Redis runs Debian's redis-server on loopback, keeping nothing on disk,
+// with the configuration lines extra (RedisAt). It returns the daemon (its
+// Addr) and what stops it; it stops when the test ends too.
+func Redis(t testing.TB, need bool, extra ...string) (Daemon, func()) {
+	t.Helper()
+	return RedisAt(t, New(t, "redis-server", need), extra...)
+}
+
+// RedisAt runs redis-server as d, at its address (again, after a stop),
+// with the configuration lines extra: a user, or TLS ("port 0" and a
+// tls-port at the address's port).
+func RedisAt(t testing.TB, d Daemon, extra ...string) (Daemon, func()) {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(d.Addr)
+	conf := fmt.Sprintf("bind 127.0.0.1\nport %s\nsave \"\"\nappendonly no\nprotected-mode no\ndir %s\n", port, d.Dir)
+	WriteFile(t, d.Path("redis.conf"), conf+strings.Join(extra, "\n")+"\n")
+	return d, d.Start(t, "redis.out", d.Path("redis.conf"))
 }
 
 // Refusals counts the 429s among statuses.

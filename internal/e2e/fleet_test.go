@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceshare"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
@@ -79,6 +82,89 @@ func TestE2E_plansAtOnceShareOneLimit(t *testing.T) {
 			// overshoots the limit and the probes that find it cost a few.
 			if requests < plans*(reads+1) || refused > requests/10 {
 				t.Errorf("%d of %d requests refused: want at most a tenth", refused, requests)
+			}
+		})
+	}
+}
+
+// TestE2E_plansOnMachinesOfTheirOwnShareOneRedis: plans with nothing on
+// disk in common (each its own home, cache, temporary folder and pace
+// directory, as on machines of their own), each its own provider process
+// with the same token, behind one real nginx (limit_req, 50 a second, no
+// Retry-After), pace as one through one Redis with a user and password:
+// none fails, few requests are refused, and the password is in no log at
+// TF_LOG=trace. With Redis stopped while they run, none fails either.
+func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("set TF_ACC=1 to run the end-to-end tests")
+	}
+	const plans, reads, password = 4, 100, "zq9-redis-Pa55"
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Redis up", true: "Redis stopped while they run"}[stopped], func(t *testing.T) {
+			s := standin.New(standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken, Profiles: standin.Generate(plans * reads)}}})
+			srv := httptest.NewServer(s)
+			t.Cleanup(srv.Close)
+			addr, statuses := daemons.Nginx(t, srv.Listener.Addr().String(), true)
+			redisd, stop := daemons.Redis(t, true, "user default off", "user fleet on >"+password+" ~browserprofile:pace:* "+paceredis.ACL,
+				"user admin on >admin ~* +@all")
+			store := "redis://fleet:" + password + "@" + redisd.Addr
+			var wg sync.WaitGroup
+			outs, errs, logs := make([]string, plans), make([]error, plans), make([]string, plans)
+			for i := range plans {
+				w := newWorkspace(t, fleetPlan("http://"+addr+"/production/api/v1", t.TempDir(), i*reads, reads))
+				home := t.TempDir()
+				logs[i] = filepath.Join(home, "terraform.log")
+				env := []string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "TMPDIR=" + t.TempDir(),
+					"BROWSERPROFILE_PACE_STORE=" + store, "TF_LOG=trace", "TF_LOG_PATH=" + logs[i]}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					outs[i], errs[i] = w.run(env, "plan", "-input=false", "-no-color", "-refresh=false")
+				}()
+			}
+			if stopped {
+				for deadline := time.Now().Add(time.Minute); s.Requests.Load() < plans*reads/4 && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond) // the fleet's progress, watched: no bound on anything
+				}
+				stop()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil || !strings.Contains(outs[i], fmt.Sprintf("read = %d", reads)) {
+					t.Errorf("plan %d: %v\n%s", i, err, outs[i])
+				}
+			}
+			all := statuses()
+			requests, refused := len(all), daemons.Refusals(all)
+			t.Logf("%d of %d requests refused", refused, requests)
+			if !stopped && (requests < plans*(reads+1) || refused > requests/10) {
+				t.Errorf("%d of %d requests refused: want at most a tenth", refused, requests)
+			}
+			away := 0
+			for _, name := range logs {
+				b, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(b), password) || strings.Contains(string(b), fleetToken) {
+					t.Errorf("%s holds the Redis password or the token", name)
+				}
+				if strings.Contains(string(b), "not shared with other runs") {
+					t.Errorf("%s: a plan did not share its pace", name)
+				}
+				if strings.Contains(string(b), pace.ErrAway.Error()) {
+					away++
+				}
+			}
+			if stopped && away == 0 {
+				t.Errorf("no plan found Redis away")
+			}
+			if !stopped {
+				rdb := redis.NewClient(&redis.Options{Addr: redisd.Addr, Username: "admin", Password: "admin", Protocol: 2})
+				defer rdb.Close()
+				if keys, err := rdb.Keys(context.Background(), "browserprofile:pace:*").Result(); err != nil || len(keys) != 2 {
+					t.Errorf("keys in Redis %v (%v): want the fleet's one state and its members", keys, err)
+				}
 			}
 		})
 	}

@@ -47,7 +47,9 @@
 //
 // The store bounds its wait for its lock: a step it cannot take in time
 // (ErrBusy), or whose context ends first, runs on the process's own copy of
-// the model as last loaded, and the next step shares again. A state the
+// the model as last loaded, and the next step shares again; so does one
+// whose store cannot be reached (ErrAway), with the process's own requests
+// alone. A state the
 // store or this format cannot read is replaced by a fresh one, and sharing
 // goes on; Note tells either, once. A store that fails otherwise leaves the
 // Pacer alone with its own requests (Alone says why).

@@ -37,6 +37,12 @@ const StateFormat = "3"
 // own copy of the model, and the next one shares again.
 var ErrBusy = errors.New("the shared pace is busy")
 
+// ErrAway is what a Shared store's Update returns (wrapped) when the store
+// cannot be reached, or failed the step: the step runs on this process's own
+// copy of the model, with its own requests alone, and the store says when
+// it is asked again.
+var ErrAway = errors.New("the shared pace's store is away")
+
 // ErrHealed is what a Shared store's Update returns (wrapped) when the step
 // ran on a fresh state that replaced a damaged one: sharing goes on.
 var ErrHealed = errors.New("the shared state was damaged and is started afresh")
@@ -67,6 +73,7 @@ type sharing struct {
 	peers map[string]counts // the other members with requests let go, as last loaded
 	ended error             // why sharing ended; nil while it lasts
 	note  error             // what went amiss in a step while sharing lasts, until Note reads it
+	away  bool              // the store was away at the last step (ErrAway)
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -121,8 +128,10 @@ func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
 // step runs op, one of the model's steps: on the shared state, loaded and
 // saved around it, while sharing lasts. A store that is busy (ErrBusy), or
 // a ctx done while it waits, leaves op to run on p's own copy of the model
-// as last loaded, and the next step shares again. Should the store fail
-// otherwise, sharing ends and p goes on alone, with its own requests only.
+// as last loaded, and the next step shares again. A store that is away
+// (ErrAway) does too, with p's own requests only, and is noted once for
+// each absence. Should the store fail otherwise, sharing ends and p goes
+// on alone, with its own requests only.
 func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 	s := p.shared
 	if s == nil || s.ended != nil {
@@ -136,12 +145,20 @@ func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 		ran = true
 		return p.save(now), nil
 	})
+	wasAway := s.away
+	s.away = errors.Is(err, ErrAway)
 	switch {
 	case err == nil:
 		return
 	case ran && errors.Is(err, ErrHealed):
 		s.note = err
 		return
+	case s.away:
+		if !wasAway {
+			s.note = err
+		}
+		s.peers = nil
+		p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
 	case errors.Is(err, ErrBusy), ctx.Err() != nil:
 		s.note = err
 	default:

@@ -350,6 +350,47 @@ func TestShare_aBusyStoreGoesAtItsOwnPace(t *testing.T) {
 	}
 }
 
+// TestShare_aStoreAwayGoesAloneUntilItAnswers: while the store is away, the
+// steps run on the Pacer's own model with its own requests alone (the
+// others' in flight no longer hold it), noted once for the whole absence;
+// the first step it answers shares again.
+func TestShare_aStoreAwayGoesAloneUntilItAnswers(t *testing.T) {
+	clock, store, ps := sharedPacers("a", "b")
+	a, b := ps[0], ps[1]
+	tb, _, _ := b.ask(bg, clock.now)
+	b.Done(tb, Answer{}) // answered, not yet released: in flight
+	clock.now = clock.now.Add(time.Second)
+	ta, _, _ := a.ask(bg, clock.now)
+	if a.inFlight != 2 {
+		t.Fatalf("a counts %d in flight: want b's too", a.inFlight)
+	}
+	store.fail = fmt.Errorf("redis: connection refused: %w", ErrAway)
+	a.Done(ta, Answer{})
+	if a.inFlight != 1 || a.Alone() != nil {
+		t.Fatalf("a counts %d in flight, alone %v: want its own one, still sharing", a.inFlight, a.Alone())
+	}
+	a.Release(ta)
+	if note := a.Note(); !errors.Is(note, ErrAway) {
+		t.Fatalf("Note() = %v: want the store away", note)
+	}
+	clock.now = clock.now.Add(time.Second)
+	ta, _, _ = a.ask(bg, clock.now)
+	a.Done(ta, Answer{})
+	if note := a.Note(); note != nil {
+		t.Fatalf("Note() = %v again in the same absence", note)
+	}
+	store.fail = nil
+	a.Release(ta)
+	if a.inFlight != 1 {
+		t.Fatalf("a counts %d in flight once the store answers: want b's one", a.inFlight)
+	}
+	store.fail = fmt.Errorf("redis: i/o timeout: %w", ErrAway)
+	b.Release(tb)
+	if note := b.Note(); !errors.Is(note, ErrAway) {
+		t.Fatalf("Note() = %v: want a new absence noted", note)
+	}
+}
+
 // validState is a state a Pacer saved after a few steps.
 func validState() []byte {
 	clock, store, ps := sharedPacers("a")

@@ -58,6 +58,7 @@ type BrowserProfileProviderModel struct {
 	Headers               types.Map     `tfsdk:"headers"`
 	SharePace             types.Bool    `tfsdk:"share_pace"`
 	PaceDir               types.String  `tfsdk:"pace_dir"`
+	PaceStore             types.String  `tfsdk:"pace_store"`
 }
 
 // pagingModel is the provider block's paging setting.
@@ -188,10 +189,11 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				Validators: []validator.Float64{float64validator.Between(minRequestsPerSecond, maxRequestsPerSecond)},
 			},
 			"share_pace": schema.BoolAttribute{
-				MarkdownDescription: "Pace together with the other runs of this provider on this machine that use the same " +
-					"`base_url` and token (Terragrunt's `run-all`, Atlantis, a CI matrix on one runner): they share what they learn of " +
-					"the service's rate limit, a pause it asked for, an announced quota and the requests in flight, through state in " +
-					"`pace_dir`, so that together they stay within the limit as one client would. The state holds no secret. " +
+				MarkdownDescription: "Pace together with the other runs of this provider that use the same `base_url` and " +
+					"token (Terragrunt's `run-all`, Atlantis, a CI matrix): they share what they learn of the service's rate limit, " +
+					"a pause it asked for, an announced quota and the requests in flight, through state in `pace_dir` on this " +
+					"machine, or in the Redis `pace_store` names on any number of machines, so that together they stay within the " +
+					"limit as one client would. The state holds no secret. " +
 					"A directory that cannot be used leaves each run at its own pace, with a debug log line. Default `true`. Falls " +
 					"back to the `" + EnvSharePace + "` environment variable (`true` or `false`).",
 				Optional: true,
@@ -204,6 +206,18 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 					"another is not used, and each run paces alone. Falls back to the `" + EnvPaceDir + "` environment variable.",
 				Optional:   true,
 				Validators: []validator.String{paceDirValidator{}},
+			},
+			"pace_store": schema.StringAttribute{
+				MarkdownDescription: "A Redis (or Valkey) server where runs on any number of machines share their pace " +
+					"(`share_pace`), instead of `pace_dir`: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS, " +
+					"verified against the system's roots and `ca_cert_pem`. Runs with the same `base_url` and token meet there; " +
+					"Redis holds no secret (the state's name is a slow hash of the token), and every key expires an hour after " +
+					"its last use. A Redis that does not answer within a quarter of a second leaves each run at its own pace, " +
+					"with a debug log line, and is asked again after a second, then up to thirty. Falls back to the `" +
+					EnvPaceStore + "` environment variable.",
+				Optional:   true,
+				Sensitive:  true,
+				Validators: []validator.String{paceStoreValidator{}},
 			},
 			"allow_incomplete_list": schema.BoolAttribute{
 				MarkdownDescription: "Accept a profile list that may be incomplete, with a warning, instead of failing. " +

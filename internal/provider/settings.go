@@ -32,6 +32,7 @@ const (
 	EnvRequestsPerSecond = "BROWSERPROFILE_REQUESTS_PER_SECOND"
 	EnvSharePace         = "BROWSERPROFILE_SHARE_PACE"
 	EnvPaceDir           = "BROWSERPROFILE_PACE_DIR"
+	EnvPaceStore         = "BROWSERPROFILE_PACE_STORE"
 	// Paths of PEM files, for the attributes of the same names.
 	EnvCACertFile     = "BROWSERPROFILE_CA_CERT_FILE"
 	EnvClientCertFile = "BROWSERPROFILE_CLIENT_CERT_FILE"
@@ -141,6 +142,7 @@ func unknownValues(cfg BrowserProfileProviderModel) diag.Diagnostics {
 		{cfg.Headers, "headers", ""},
 		{cfg.SharePace, "share_pace", EnvSharePace},
 		{cfg.PaceDir, "pace_dir", EnvPaceDir},
+		{cfg.PaceStore, "pace_store", EnvPaceStore},
 	} {
 		if !a.value.IsUnknown() {
 			continue
@@ -267,6 +269,14 @@ func (s *settings) resolveSharing(cfg BrowserProfileProviderModel, getenv func(s
 			source = EnvPaceDir
 		}
 		diags.AddAttributeError(path.Root("pace_dir"), "Invalid "+source, paceDirDetail(source, dir))
+	}
+	s.client.PaceStore = firstSet(cfg.PaceStore, strings.TrimSpace(getenv(EnvPaceStore)), "")
+	if err := client.CheckPaceStore(s.client.PaceStore); s.client.PaceStore != "" && err != nil {
+		source := "pace_store"
+		if cfg.PaceStore.IsNull() {
+			source = EnvPaceStore
+		}
+		diags.AddAttributeError(path.Root("pace_store"), "Invalid "+source, paceStoreDetail(source, err))
 	}
 }
 

@@ -59,6 +59,14 @@ func TestResolveSettings_sharing(t *testing.T) {
 	if diags.HasError() || !s.client.SharePace || s.client.PaceDir != "/block/pace" {
 		t.Errorf("from the block: share %v in %q (%v)", s.client.SharePace, s.client.PaceDir, diags)
 	}
+	env[EnvPaceStore] = " redis://env:6379\n"
+	if s, diags = resolveSettings(cfg, func(k string) string { return env[k] }, nil); diags.HasError() || s.client.PaceStore != "redis://env:6379" {
+		t.Errorf("a store from the environment: %q (%v)", s.client.PaceStore, diags)
+	}
+	cfg.PaceStore = types.StringValue("rediss://u:p@block:6380/2")
+	if s, diags = resolveSettings(cfg, func(k string) string { return env[k] }, nil); diags.HasError() || s.client.PaceStore != "rediss://u:p@block:6380/2" {
+		t.Errorf("a store from the block: %q (%v)", s.client.PaceStore, diags)
+	}
 }
 
 // Environment variables never cross environments: a block takes its own
@@ -151,6 +159,10 @@ func TestResolveSettings_failures(t *testing.T) {
 			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvPaceDir: ".pace"},
 			path: "pace_dir", detail: EnvPaceDir + ` is ".pace"; it must be an absolute path`,
 		},
+		"a store that is not Redis": {
+			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvPaceStore: "http://u:zq9pass@cache:6379"},
+			path: "pace_store", detail: EnvPaceStore + " is not a Redis address runs can share their pace in: it must begin with redis://",
+		},
 		"bad rate variable": {
 			cfg: BrowserProfileProviderModel{BaseURL: base, APIToken: types.StringValue("t")}, env: map[string]string{EnvRequestsPerSecond: "fast"},
 			path: "requests_per_second", detail: EnvRequestsPerSecond,
@@ -205,6 +217,12 @@ func TestResolveSettings_throughTheServer(t *testing.T) {
 			`AttributeName("min_wait_seconds")`, []string{"min_wait_seconds exceeds max_wait_seconds", "The least wait before retrying an outage"}, false},
 		"a relative pace directory": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "pace_dir": "pace"}},
 			`AttributeName("pace_dir")`, []string{"Invalid pace_dir", `pace_dir is "pace"; it must be an absolute path`}, false},
+		"a store with no host": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base, "pace_store": "redis://u:zq9pass@"}},
+			`AttributeName("pace_store")`, []string{"Invalid pace_store", "pace_store is not a Redis address runs can share their pace in: it names no host",
+				"the value is not shown"}, false},
+		"a store's database that is not a number": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base,
+			"pace_store": "redis://u:zq9pass@cache:6379/zq9pass"}},
+			`AttributeName("pace_store")`, []string{"Invalid pace_store", "invalid database number"}, false},
 		"a rate from the environment": {protocolRun{settings: map[string]any{"api_token": "t", "base_url": base},
 			getenv: func(k string) string { return map[string]string{EnvRequestsPerSecond: "fast"}[k] }},
 			`AttributeName("requests_per_second")`, []string{"Invalid BROWSERPROFILE_REQUESTS_PER_SECOND", `is "fast"`}, false},
@@ -223,5 +241,22 @@ func TestResolveSettings_throughTheServer(t *testing.T) {
 			}
 			tc.run.expectDiagnostic(t, severity, tc.attr, tc.words...)
 		})
+	}
+}
+
+// A pace store's address may hold a password: no diagnostic about it shows
+// the password, wherever in the address it is.
+func TestResolveSettings_aStoreMessageHidesItsPassword(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"redis://u:zq9pass@", "redis://u:zq9pass@cache/zq9pass", "http://u:zq9pass@cache", "redis://u:zq9pass@cache:x", "redis://u:zq9pass@cache?zq9pass=1"} {
+		diags := protocolRun{settings: map[string]any{"api_token": "t", "base_url": "https://api.example.com/api/v1", "pace_store": store}}.diagnostics(t)
+		if len(diags) == 0 {
+			t.Errorf("%s: no diagnostic", store)
+		}
+		for _, d := range diags {
+			if strings.Contains(d.Summary+d.Detail, "zq9pass") {
+				t.Errorf("%s: %s: %s", store, d.Summary, d.Detail)
+			}
+		}
 	}
 }

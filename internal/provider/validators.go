@@ -59,6 +59,34 @@ func paceDirDetail(source, dir string) string {
 	return fmt.Sprintf("%s is %q; it must be an absolute path, so that runs started in different directories share one.", source, dir)
 }
 
+// paceStoreValidator asks for a Redis address go-redis can use, and never
+// repeats it: it may hold a password.
+type paceStoreValidator struct{}
+
+func (paceStoreValidator) Description(context.Context) string {
+	return "a Redis address: redis:// or rediss://, a host, and optionally a user, a password, a port and a database"
+}
+
+func (v paceStoreValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (paceStoreValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := client.CheckPaceStore(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid pace_store", paceStoreDetail("pace_store", err))
+	}
+}
+
+// paceStoreDetail says why a store's address from source is refused,
+// without the address.
+func paceStoreDetail(source string, err error) string {
+	return fmt.Sprintf("%s is not a Redis address runs can share their pace in: %s. It takes the form "+
+		"redis://[user:password@]host[:port][/db], or rediss:// for TLS (the value is not shown: it may hold a password).", source, err)
+}
+
 // profileKeyValidator refuses values that cannot be a profile_key.
 type profileKeyValidator struct{}
 

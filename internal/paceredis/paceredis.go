@@ -1,0 +1,385 @@
+// Package paceredis keeps, in a Redis (or Valkey) server, the pace
+// (internal/pace) that provider processes on any number of machines share
+// when they talk to one service with the same credentials: the
+// internal/paceshare model, with Redis where the directory was.
+//
+// Three keys hold one shared state, under a name derived from the base
+// address and the token by PBKDF2 (NameIterations rounds of SHA-256): runs
+// with the same credentials meet at one name, and the name gives the token
+// away no cheaper than guessing it, each guess paying for the rounds.
+// Redis holds nothing else of the credentials, and every key expires
+// KeepUnused after its last use.
+//   - NAME:state, the pace state (pace.StateFormat), read and written whole.
+//   - NAME:lock, held around each step by one member, and taken by a script
+//     that also returns the state and the live members: one round trip. It
+//     expires after LockHold, so a member that stalls holding it holds the
+//     others no longer; a step whose lock expired before it saved is not
+//     saved (the lock's value is checked in the same script that saves).
+//   - NAME:live, the members' liveness: a sorted set of each member's name
+//     and the time, by Redis's clock, when it goes silent (Silent after its
+//     last step or heartbeat, written every Heartbeat). A member missing
+//     from it no longer counts (pace.Shared's Gone).
+//
+// No step waits on Redis for longer than StepWait: dialling, the lock and
+// every command included. A Redis that does not answer in time, refuses a
+// command (full, read-only, a wrong password) or cannot be reached is away:
+// the step runs on the process's own model (pace.ErrAway), and Redis is not
+// asked again for Away, doubling with each failure up to AwayMost, after
+// which it is used again. A lock held by others past StepWait is
+// pace.ErrBusy.
+package paceredis
+
+import (
+	"context"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+)
+
+// The store's times.
+const (
+	// StepWait bounds every step's wait on Redis, the lock's included.
+	StepWait = 250 * time.Millisecond
+	// LockHold is when a step's lock expires, should its member stall.
+	LockHold = time.Second
+	// Heartbeat is how often a member tells it is alive between its steps,
+	// and Silent how long after its last word it no longer counts.
+	Heartbeat = time.Second
+	Silent    = 5 * time.Second
+	// Away is how long Redis is left alone after it failed a step; each
+	// failure in a row doubles it, up to AwayMost.
+	Away     = time.Second
+	AwayMost = 30 * time.Second
+	// KeepUnused is when a key no member used expires.
+	KeepUnused = time.Hour
+	// NameIterations is PBKDF2's rounds for the state's name: some tens of
+	// milliseconds once per process.
+	NameIterations = 200_000
+	// lockPoll is how long a step waits before it asks again for a lock
+	// held by another member: about a step's length on a near network.
+	lockPoll = 2 * time.Millisecond
+)
+
+// ACL is the Redis commands a store's user needs, as an ACL rule: those of
+// its scripts (run by EVALSHA, loaded by EVAL), and ZREM to leave.
+const ACL = "+evalsha +eval +get +set +del +pexpire +time +zadd +zrange +zrem +zremrangebyscore"
+
+// begin takes the lock (KEYS[1]) for member ARGV[1] and returns the state
+// (KEYS[2], "" for none) and the live members (KEYS[3]), this one renewed;
+// nil when another member holds the lock.
+var begin = redis.NewScript(`
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+return {redis.call('GET', KEYS[2]) or '', redis.call('ZRANGE', KEYS[3], 0, -1)}
+`)
+
+// end saves the state ARGV[2] (unless it is empty) and lets the lock go,
+// if member ARGV[1] still holds it; 0 when it does not.
+var end = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// beat renews member ARGV[1]'s liveness.
+var beat = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`)
+
+// errLockLost is a step that held the lock past LockHold: not saved.
+var errLockLost = errors.New("the step outlasted its lock and was not saved")
+
+// Store is one process's view of a state shared in Redis (pace.Shared).
+type Store struct {
+	rdb    *redis.Client
+	where  string   // the server, for messages: host and port, no credentials
+	keys   []string // lock, state, live
+	member string
+	now    func() time.Time
+
+	mu       sync.Mutex
+	live     map[string]bool // the live members, as the step under way found them
+	awayTil  time.Time       // Redis is not asked until then
+	awayFor  time.Duration   // the last wait, doubled at each failure in a row
+	awayWhy  error           // the failure that began it
+	stop     chan struct{}
+	stopped  sync.WaitGroup
+	closeOne sync.Once
+}
+
+// Parse checks a store's address: redis:// or rediss://, a host, and what
+// else go-redis reads from it (a database number, its options). Its errors
+// never repeat the address, which may hold a password.
+func Parse(raw string) (*redis.Options, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New("it is not a URL")
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, errors.New("it must begin with redis:// or, for TLS, rediss://")
+	}
+	if u.Hostname() == "" {
+		return nil, errors.New("it names no host")
+	}
+	opt, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s", redactError(err.Error(), u))
+	}
+	return opt, nil
+}
+
+// Where is a store's address as it may be shown: its password masked.
+func Where(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an address that is not a URL)"
+	}
+	return u.Redacted()
+}
+
+// Open joins the state shared in the Redis at raw (Parse) by the processes
+// that talk to base with token, in format (the pace state's version). TLS
+// (rediss://) takes the provider's roots and client certificates from
+// settings (nil: the system's roots). It does not wait for Redis: the first
+// step finds it, or finds it away.
+func Open(raw string, settings *tls.Config, format, base, token string) (*Store, error) {
+	opt, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if opt.TLSConfig != nil {
+		opt.TLSConfig.MinVersion = tls.VersionTLS12
+		if settings != nil {
+			opt.TLSConfig.RootCAs, opt.TLSConfig.Certificates = settings.RootCAs, settings.Certificates
+		}
+	}
+	// Every wait bounded by StepWait, and no retry of go-redis's own: a
+	// failed step is pace.ErrAway, and Away says when Redis is asked again.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = StepWait, StepWait, StepWait
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries, opt.DialerRetries = -1, 1
+	opt.PoolSize, opt.MinIdleConns = 4, 0
+	opt.PoolTimeout = StepWait
+	// RESP2, no handshake beyond AUTH and SELECT: any Redis or Valkey.
+	opt.Protocol, opt.DisableIdentity = 2, true
+	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	name := Name(format, base, token)
+	s := &Store{
+		rdb:    redis.NewClient(opt),
+		where:  opt.Addr,
+		keys:   []string{name + ":lock", name + ":state", name + ":live"},
+		member: randomHex(8),
+		now:    time.Now,
+		stop:   make(chan struct{}),
+	}
+	s.stopped.Add(1)
+	go s.heartbeat()
+	return s, nil
+}
+
+// Name is the state's key prefix for base and token, in format: a hash tag
+// ({...}) keeps a state's keys in one slot of a Redis Cluster.
+func Name(format, base, token string) string {
+	key, err := pbkdf2.Key(sha256.New, token, []byte("browserprofile pace\x00"+base), NameIterations, 16)
+	if err != nil { // only for a FIPS mode's refusal of a short token
+		sum := sha256.Sum256([]byte("browserprofile pace\x00" + base + "\x00" + token))
+		key = sum[:16]
+	}
+	return "browserprofile:pace:v" + format + ":{" + hex.EncodeToString(key) + "}"
+}
+
+// Member names this process among those sharing the state.
+func (s *Store) Member() string { return s.member }
+
+// Update calls f with the state last saved (nil when none was) under the
+// state's lock, and saves what f returns unless it fails. It waits on Redis
+// at most StepWait, and no longer than ctx: ErrBusy when others held the
+// lock, pace.ErrAway when Redis failed or did not answer, or while it is
+// left alone after a failure.
+func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.away(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, StepWait)
+	defer cancel()
+	saved, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	next, ferr := f(saved)
+	if ferr != nil {
+		next = nil
+	}
+	// The lock goes with the save, or on its own: ctx may be spent, but an
+	// unreleased lock would hold every member for LockHold.
+	done, cancelDone := context.WithTimeout(context.WithoutCancel(ctx), StepWait)
+	defer cancelDone()
+	held, err := end.Run(done, s.rdb, s.keys, s.member, next, KeepUnused.Milliseconds()).Int()
+	switch {
+	case ferr != nil:
+		return ferr
+	case err != nil:
+		return s.fail(err)
+	case held == 0:
+		return fmt.Errorf("%w: %w", pace.ErrBusy, errLockLost)
+	}
+	s.awayFor = 0
+	return nil
+}
+
+// lock takes the state's lock, asking again every lockPoll while another
+// member holds it, and returns the state with the live members noted.
+func (s *Store) lock(ctx context.Context) ([]byte, error) {
+	busy := func() error {
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("another run held the shared pace's lock in Redis for longer than %s: %w", StepWait, pace.ErrBusy)
+		}
+		return ctx.Err()
+	}
+	for waited := false; ; waited = true {
+		res, err := begin.Run(ctx, s.rdb, s.keys, s.member, LockHold.Milliseconds(), Silent.Milliseconds(), KeepUnused.Milliseconds()).Slice()
+		switch {
+		case errors.Is(err, redis.Nil):
+			select {
+			case <-time.After(lockPoll):
+				continue
+			case <-ctx.Done():
+				return nil, busy()
+			}
+		case err != nil && waited && ctx.Err() != nil:
+			return nil, busy() // the time ran out while Redis answered
+		case err != nil && errors.Is(ctx.Err(), context.Canceled):
+			return nil, ctx.Err() // the step's caller gave up: no fault of Redis
+		case err != nil:
+			return nil, s.fail(err)
+		}
+		state, ok1 := res[0].(string)
+		members, ok2 := res[1].([]any)
+		if len(res) != 2 || !ok1 || !ok2 {
+			return nil, s.fail(errors.New("an answer this store did not ask for"))
+		}
+		s.live = make(map[string]bool, len(members))
+		for _, m := range members {
+			if name, ok := m.(string); ok {
+				s.live[name] = true
+			}
+		}
+		if state == "" {
+			return nil, nil
+		}
+		return []byte(state), nil
+	}
+}
+
+// away is the error of a step while Redis is left alone, nil when it is
+// asked again.
+func (s *Store) away() error {
+	if s.now().Before(s.awayTil) {
+		return fmt.Errorf("%w: Redis at %s %v; asked again from %s", pace.ErrAway, s.where, s.awayWhy, s.awayTil.Format(time.TimeOnly))
+	}
+	return nil
+}
+
+// fail leaves Redis alone for the next Away (doubled at each failure in a
+// row), and says why as pace.ErrAway. The password is in no go-redis
+// error: its AUTH failures name none.
+func (s *Store) fail(err error) error {
+	s.awayFor = min(max(2*s.awayFor, Away), AwayMost)
+	s.awayTil = s.now().Add(s.awayFor)
+	s.awayWhy = fmt.Errorf("failed (%w): pacing alone for %s", err, s.awayFor)
+	return fmt.Errorf("%w: Redis at %s %v", pace.ErrAway, s.where, s.awayWhy)
+}
+
+// Gone tells which of members no longer count: not among the live members
+// the step under way found (the lock is held).
+func (s *Store) Gone(members []string) []string {
+	var gone []string
+	for _, m := range members {
+		if m != s.member && !s.live[m] {
+			gone = append(gone, m)
+		}
+	}
+	return slices.Clip(gone)
+}
+
+// heartbeat renews this member's liveness every Heartbeat, until Close,
+// unless Redis is left alone.
+func (s *Store) heartbeat() {
+	defer s.stopped.Done()
+	tick := time.NewTicker(Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		if s.away() == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), StepWait)
+			if err := beat.Run(ctx, s.rdb, s.keys[2:], Silent.Milliseconds(), s.member, KeepUnused.Milliseconds()).Err(); err != nil {
+				_ = s.fail(err)
+			}
+			cancel()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Close leaves the state: the heartbeat stops, this member leaves the live
+// set, and the connections close.
+func (s *Store) Close() error {
+	var err error
+	s.closeOne.Do(func() {
+		close(s.stop)
+		s.stopped.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), StepWait)
+		defer cancel()
+		if s.away() == nil {
+			err = s.rdb.ZRem(ctx, s.keys[2], s.member).Err()
+		}
+		err = errors.Join(err, s.rdb.Close())
+	})
+	return err
+}
+
+// redactError masks u's password in a go-redis message about u.
+func redactError(msg string, u *url.URL) string {
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		for _, form := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw)} {
+			msg = strings.ReplaceAll(msg, form, "***")
+		}
+	}
+	return msg
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,296 @@
+package paceredis
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+const (
+	base  = "https://api.example.test/v1"
+	token = "bp_live_0123456789abcdefTOKEN"
+)
+
+var bg = context.Background()
+
+// open joins the state in the Redis at raw, closed when the test ends.
+func open(t *testing.T, raw string, settings *tls.Config, tok string) *Store {
+	t.Helper()
+	s, err := Open(raw, settings, pace.StateFormat, base, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// save is a step that saves b, and returns what was saved before.
+func save(t *testing.T, s *Store, b string) (string, error) {
+	t.Helper()
+	var was string
+	err := s.Update(bg, func(saved []byte) ([]byte, error) {
+		was = string(saved)
+		return []byte(b), nil
+	})
+	return was, err
+}
+
+// keys is every key in the Redis at addr, with its value (a sorted set's
+// members) and its time to live.
+func keys(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer rdb.Close()
+	names, err := rdb.Keys(bg, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range names {
+		ttl := rdb.PTTL(bg, k).Val()
+		if ttl <= 0 || ttl > KeepUnused {
+			t.Errorf("%s expires in %s: want every key to expire, within %s", k, ttl, KeepUnused)
+		}
+		switch rdb.Type(bg, k).Val() {
+		case "zset":
+			out[k] = strings.Join(rdb.ZRange(bg, k, 0, -1).Val(), " ")
+		default:
+			out[k] = rdb.Get(bg, k).Val()
+		}
+	}
+	return out
+}
+
+// TestStore_runsMeetInOneState: stores with the same base address and token
+// meet in one state, each step seeing the last one's; another token is
+// another state; Redis holds neither the token nor the base address.
+func TestStore_runsMeetInOneState(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	a, b := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr+"/0", nil, token)
+	other := open(t, "redis://"+d.Addr, nil, token+"x")
+	if _, err := save(t, a, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if was, err := save(t, b, "two"); err != nil || was != "one" {
+		t.Fatalf("b found %q (%v): want a's state", was, err)
+	}
+	if was, err := save(t, other, "mine"); err != nil || was != "" {
+		t.Fatalf("another token found %q (%v): want no state", was, err)
+	}
+	if was, err := save(t, a, "three"); err != nil || was != "two" {
+		t.Fatalf("a found %q (%v): want b's state", was, err)
+	}
+	all := keys(t, d.Addr)
+	if len(all) != 4 { // two states and two live sets; no lock held
+		t.Errorf("keys %v: want two states and their members", all)
+	}
+	for k, v := range all {
+		for _, secret := range []string{token, "bp_live", "example.test"} {
+			if strings.Contains(k, secret) || strings.Contains(v, secret) {
+				t.Errorf("%s = %q holds %q", k, v, secret)
+			}
+		}
+	}
+}
+
+// TestStore_aStepWaitsForTheLockAtMostStepWait: a step while another member
+// holds the lock waits for it, and gives up after StepWait (pace.ErrBusy);
+// a failed f saves nothing and lets the lock go.
+func TestStore_aStepWaitsForTheLockAtMostStepWait(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	a, b := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token)
+	err := a.Update(bg, func([]byte) ([]byte, error) {
+		_, err := save(t, b, "b's")
+		if !errors.Is(err, pace.ErrBusy) || errors.Is(err, pace.ErrAway) {
+			t.Errorf("b's step while a held the lock: %v, want busy", err)
+		}
+		return nil, errors.New("f failed")
+	})
+	if err == nil || err.Error() != "f failed" {
+		t.Fatalf("a's step: %v, want f's error", err)
+	}
+	if was, err := save(t, b, "b's"); err != nil || was != "" {
+		t.Fatalf("b's next step found %q (%v): want the lock free and nothing saved", was, err)
+	}
+}
+
+// TestStore_goneMembers: members that closed, or never beat, are gone;
+// those alive are not.
+func TestStore_goneMembers(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	a, b, c := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token)
+	for _, s := range []*Store{a, b, c} {
+		if _, err := save(t, s, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	err := a.Update(bg, func(saved []byte) ([]byte, error) {
+		gone = a.Gone([]string{a.Member(), b.Member(), c.Member(), "0123abcd"})
+		return saved, nil
+	})
+	if err != nil || strings.Join(gone, " ") != c.Member()+" 0123abcd" {
+		t.Fatalf("gone %v (%v): want c, closed, and a member never seen", gone, err)
+	}
+}
+
+// TestStore_awayUntilRedisAnswers: a Redis that is gone makes a step fail
+// as pace.ErrAway; Redis is then left alone (no connection is tried) for
+// Away, doubling at each failure in a row, and used again once it answers.
+func TestStore_awayUntilRedisAnswers(t *testing.T) {
+	d, stop := daemons.Redis(t, true)
+	s := open(t, "redis://"+d.Addr, nil, token)
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	if _, err := save(t, s, "before"); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	for i, want := range []time.Duration{Away, 2 * Away} {
+		_, err := save(t, s, "while away")
+		if !errors.Is(err, pace.ErrAway) || !strings.Contains(err.Error(), d.Addr) {
+			t.Fatalf("step %d with Redis stopped: %v, want it away, named", i, err)
+		}
+		if s.awayFor != want {
+			t.Fatalf("left alone for %s: want %s", s.awayFor, want)
+		}
+		if _, err := save(t, s, "still away"); !errors.Is(err, pace.ErrAway) || !strings.Contains(err.Error(), "asked again from") {
+			t.Fatalf("the step after: %v, want it away without asking", err)
+		}
+		now = now.Add(want)
+	}
+	_, stop = daemons.RedisAt(t, d)
+	defer stop()
+	if _, err := save(t, s, "after"); err != nil || s.awayFor != 0 {
+		t.Fatalf("once Redis answers again: %v, left alone for %s", err, s.awayFor)
+	}
+}
+
+// TestStore_aSilentRedisCostsOneStepWait: a server that takes connections
+// and never answers fails one step, within StepWait, and is not asked
+// again while it is left alone.
+func TestStore_aSilentRedisCostsOneStepWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			defer c.Close()
+		}
+	}()
+	s := open(t, "redis://"+ln.Addr().String(), nil, token)
+	for range 3 {
+		if _, err := save(t, s, "x"); !errors.Is(err, pace.ErrAway) {
+			t.Fatalf("a step against a silent server: %v, want it away", err)
+		}
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("%d connections: want one, then none while it is left alone", n)
+	}
+}
+
+// TestStore_aPasswordIsNeverShown: a user and password (ACL) are used; a
+// wrong one is a store away whose message, like every message about the
+// address, names neither.
+func TestStore_aPasswordIsNeverShown(t *testing.T) {
+	const pw = "s3cret-Pa55"
+	d, _ := daemons.Redis(t, true, "user default off", "user runner on >"+pw+" ~browserprofile:pace:* "+ACL)
+	if _, err := save(t, open(t, "redis://runner:"+pw+"@"+d.Addr, nil, token), "x"); err != nil {
+		t.Fatalf("with the password: %v", err)
+	}
+	_, err := save(t, open(t, "redis://runner:wrong-"+pw+"@"+d.Addr, nil, token), "x")
+	if !errors.Is(err, pace.ErrAway) {
+		t.Fatalf("with a wrong password: %v, want it away", err)
+	}
+	texts := []string{err.Error(), Where("redis://runner:" + pw + "@" + d.Addr)}
+	for _, raw := range []string{"redis://runner:" + pw + "@" + d.Addr + "/x", "redis://runner:" + pw + "@" + d.Addr + "?nonsense=1",
+		"redis://runner:" + pw + "@%zz", "http://runner:" + pw + "@" + d.Addr, "redis://runner:" + pw + "@"} {
+		_, err := Parse(raw)
+		if err == nil {
+			t.Fatalf("%s parsed", Where(raw))
+		}
+		texts = append(texts, err.Error())
+	}
+	for _, text := range texts {
+		if strings.Contains(text, "s3cret") {
+			t.Errorf("%q shows the password", text)
+		}
+	}
+}
+
+// TestStore_tlsWithThePrivateCA: rediss:// verifies Redis's certificate
+// against the provider's roots: a private CA given is trusted, and without
+// it the store is away.
+func TestStore_tlsWithThePrivateCA(t *testing.T) {
+	pki, err := standin.NewPKI("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := pki.Issue("redis", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"ca.pem": pki.CAPEM, "cert.pem": cert, "key.pem": key} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := daemons.New(t, "redis-server", true)
+	_, port, _ := net.SplitHostPort(d.Addr)
+	for name := range map[string]bool{"ca.pem": true, "cert.pem": true, "key.pem": true} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		daemons.WriteFile(t, d.Path(name), string(b))
+	}
+	_, stop := daemons.RedisAt(t, d, "port 0", "tls-port "+port, "tls-cert-file "+d.Path("cert.pem"),
+		"tls-key-file "+d.Path("key.pem"), "tls-ca-cert-file "+d.Path("ca.pem"), "tls-auth-clients no")
+	defer stop()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pki.CAPEM)
+	if _, err := save(t, open(t, "rediss://"+d.Addr, &tls.Config{RootCAs: roots}, token), "x"); err != nil {
+		t.Fatalf("trusting the private CA: %v", err)
+	}
+	_, err = save(t, open(t, "rediss://"+d.Addr, nil, token), "x")
+	if !errors.Is(err, pace.ErrAway) || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("with the system's roots alone: %v, want it away for the certificate", err)
+	}
+}
+
+// TestName: the name depends on the format, the base address and the
+// token, and shows none of them.
+func TestName(t *testing.T) {
+	n := Name("3", base, token)
+	for _, other := range []string{Name("4", base, token), Name("3", base+"/", token), Name("3", base, token+"x")} {
+		if other == n {
+			t.Errorf("%s names two states", n)
+		}
+	}
+	if strings.Contains(n, "TOKEN") || strings.Contains(n, "example") || !strings.HasPrefix(n, "browserprofile:pace:v3:{") {
+		t.Errorf("name %s", n)
+	}
+}
