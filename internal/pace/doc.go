@@ -7,6 +7,26 @@
 // flight, would be spent before the reset. The first request goes alone:
 // its answer says whether anything is announced.
 //
+// Pacers that share nothing may share a quota: each sees the same count
+// remaining, and would spend it as if alone. So the gate measures its
+// share of the quota's spending: its answers in a window against the
+// count's fall over them (once it fell shareFall). A share under
+// aloneShare (others spend too: crowded) holds the Pacer to that share of
+// what remains, spread evenly until the reset, so that the Pacers together
+// spend it as one client would, whoever they are; alone, or sharing the
+// model, a Pacer measures all of it and spends at once. A reset given as a
+// whole second rounded up (GitHub's epoch second) is up to a second late:
+// a new window's answer before the old one's reset says how early windows
+// end (early), an answer of the old window to a request sent at a time
+// says they end after it (late), and the reset is taken early by the
+// least of it. A crowded gate spreads its share until the middle of where
+// the window may end, so its last requests tell which side of it they went,
+// and are never refused: they are its own. A request sent once the reset
+// was taken early and refused, or answered in the old window, forgets it.
+// A reset given as seconds from now drifts from answer to answer by its
+// rounding; the least of them is nearest the truth, and nothing more is
+// learnt.
+//
 // Otherwise the service is taken to accept a steady rate it does not tell
 // (as the AWS SDKs' adaptive retry mode takes it), and one pace, in
 // x/time/rate, doubles from StartRate until the first refusal. A refusal

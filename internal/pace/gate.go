@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 )
@@ -26,6 +27,16 @@ const resetMargin = 20 * time.Millisecond
 // resets given as seconds from now drift by their rounding.
 const sameWindow = time.Second
 
+// The fair share's parameters (package doc).
+const (
+	// shareFall is how far a window's remaining count must have fallen
+	// since its first answer for the share to be measured from it.
+	shareFall = 4
+	// aloneShare is the least measured share of a Pacer taken to be alone
+	// (or a whole fleet's, sharing the model): it spends at once.
+	aloneShare = 0.9
+)
+
 // gate holds requests to the quota the service announced last (package
 // doc). It is part of the model, a plain value; its Pacer's lock guards it,
 // and its Pacer counts the requests in flight.
@@ -34,6 +45,14 @@ type gate struct {
 	quota    window // the last announced, or, once its reset passed, the next window's as far as known
 	known    bool   // a quota with a remaining count was announced
 	rolled   bool   // quota is the next window's, guessed: the next answer replaces it
+	// The fair share: this Pacer's answers against the quota's fall.
+	top    int           // the remaining count the window's first answer announced
+	spent  int           // the window's answers since that first, accepted
+	share  float64       // the share of the quota's fall that is this Pacer's, last measured; 0 before
+	lastGo time.Time     // when the gate last let a request go
+	early  time.Duration // how long before its announced reset a window was seen to end, at least
+	late   time.Duration // and at most; 0 before it is known to be less than sameWindow
+	drifts bool          // the window's answers gave resets apart: seconds from now, each rounded
 }
 
 // window is a quota's numbers, without the header text they were read from.
@@ -41,6 +60,33 @@ type window struct {
 	Limit, Remaining int
 	Reset            time.Time
 }
+
+// resetAt is when the window is taken to reset: its announced reset, or
+// early before it when windows were seen to end early and the reset is
+// the same in every answer (a time, rounded alike: GitHub's epoch second).
+// One given as seconds from now is nearest in the answer that rounds
+// least, which done keeps.
+func (g *gate) resetAt() time.Time {
+	if g.drifts {
+		return g.quota.Reset.Add(resetMargin)
+	}
+	return g.quota.Reset.Add(resetMargin - g.early)
+}
+
+// spreadUntil is when a crowded gate's share of the window is to be spent:
+// the reset, or, when the reset is rounded alike in every answer, the
+// middle of where the window may end, so that the last requests tell
+// which side of it they went (never refused: they are the gate's own).
+func (g *gate) spreadUntil() time.Time {
+	if g.drifts || g.late == 0 {
+		return g.resetAt()
+	}
+	return g.quota.Reset.Add(resetMargin - (g.early+g.late)/2)
+}
+
+// crowded tells a Pacer that others spend the quota too: its share was
+// measured, and is not all of it.
+func (g *gate) crowded() bool { return g.share > 0 && g.share < aloneShare }
 
 // reserve tells whether a request may go at now, with inFlight let go and
 // not yet answered: 0 when it may (the caller counts it in flight until
@@ -52,34 +98,89 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 	if !g.answered && inFlight > 0 {
 		return untilAnswered
 	}
-	if g.known && !g.rolled && !now.Before(g.quota.Reset.Add(resetMargin)) {
+	reset := g.resetAt()
+	if g.known && !g.rolled && !now.Before(reset) {
 		// The window reset: the next allows its limit (one request, to
 		// learn it, when none was announced) until an answer says more.
 		g.quota.Remaining, g.rolled = max(g.quota.Limit, 1), true
 	}
-	if g.known && g.quota.Remaining-inFlight <= 0 {
+	allowed := float64(g.quota.Remaining) // in flight at once
+	if g.crowded() {
+		allowed *= g.share
 		if g.rolled {
-			return untilAnswered // the window's limit is a guess
+			allowed = max(allowed, 1)
 		}
-		if wait := g.quota.Reset.Add(resetMargin).Sub(now); wait <= maxWait {
+	}
+	switch budget := allowed - float64(inFlight); {
+	case !g.known:
+	case budget < 1 && g.rolled:
+		return untilAnswered // the window's limit is a guess
+	case budget < 1:
+		if wait := reset.Sub(now); wait <= maxWait {
+			return wait
+		}
+	case g.crowded() && !g.rolled:
+		// Its share of what remains, spread evenly until the reset.
+		gap := time.Duration(float64(g.spreadUntil().Sub(now)) / budget)
+		if wait := g.lastGo.Add(gap).Sub(now); wait > 0 {
 			return wait
 		}
 	}
+	g.lastGo = now
 	return 0
 }
 
-// done reads the quota announced by the headers of an answer at now (nil
-// when none came). Answers may arrive out of order: within one window the
-// least remaining wins, and an answer of an earlier window, or whose reset
-// has passed, is old news.
-func (g *gate) done(h http.Header, now time.Time) {
+// done reads the quota announced by the headers of the answer at now to a
+// request sent at sent (nil when none came, as for a refusal). Answers may
+// arrive out of order: within one window the least remaining wins, and an
+// answer of an earlier window, or whose reset has passed, is old news.
+// Each accepted answer of a window after its first counts to the share. A
+// window seen to end before its announced reset tells how early windows
+// end (early); a request sent once the reset was taken to have come, and
+// refused or answered in the old window, says they do not.
+func (g *gate) done(h http.Header, refused bool, sent, now time.Time) {
 	g.answered = true
-	if q, ok := Announced(h, now); ok && q.Remaining >= 0 && q.Reset.After(now) {
-		switch {
-		case !g.known, g.rolled, q.Reset.Sub(g.quota.Reset) >= sameWindow:
-			g.quota, g.known, g.rolled = window{Limit: q.Limit, Remaining: q.Remaining, Reset: q.Reset}, true, false
-		case g.quota.Reset.Sub(q.Reset) < sameWindow:
-			g.quota.Remaining = min(g.quota.Remaining, q.Remaining)
+	afterRoll := g.rolled && !sent.Before(g.resetAt())
+	if refused && afterRoll {
+		// The window had not reset when it was taken to, and is spent.
+		g.early, g.rolled, g.quota.Remaining = 0, false, 0
+	}
+	q, ok := Announced(h, now)
+	if !ok || q.Remaining < 0 || !q.Reset.After(now) {
+		return
+	}
+	switch next := q.Reset.Sub(g.quota.Reset); {
+	case g.rolled && next < sameWindow:
+		if afterRoll && -next < sameWindow {
+			// The window had not reset when it was taken to.
+			g.early, g.rolled = 0, false
+			g.quota.Remaining = min(q.Remaining, g.quota.Remaining)
+		}
+	case !g.known, g.rolled, next >= sameWindow:
+		if g.known && !g.rolled && !g.drifts && now.Before(g.quota.Reset) {
+			g.early = min(max(g.early, g.quota.Reset.Sub(now)), sameWindow)
+		}
+		g.quota, g.known, g.rolled = window{Limit: q.Limit, Remaining: q.Remaining, Reset: q.Reset}, true, false
+		g.top, g.spent, g.drifts = q.Remaining, 0, false
+	case -next < sameWindow:
+		// A reset given as seconds from now, rounded up, is nearest the
+		// window's end in the answer that rounds least.
+		g.drifts = g.drifts || !q.Reset.Equal(g.quota.Reset)
+		if !g.drifts && !g.rolled && sent.Before(g.quota.Reset) {
+			// Counted in this window: it ends after sent.
+			g.late = max(min(cmp.Or(g.late, sameWindow), g.quota.Reset.Sub(sent)), g.early)
+		}
+		g.quota.Remaining, g.quota.Reset = min(g.quota.Remaining, q.Remaining), minTime(g.quota.Reset, q.Reset)
+		g.spent++
+		if fall := g.top - g.quota.Remaining; fall >= shareFall {
+			g.share = min(1, float64(g.spent)/float64(fall))
 		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

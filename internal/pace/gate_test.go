@@ -32,9 +32,10 @@ func (g *countedGate) reserve(now time.Time) time.Duration {
 	return wait
 }
 
-func (g *countedGate) done(h http.Header, now time.Time) {
+// done is the answer at now of a request sent at sent, refused or not.
+func (g *countedGate) done(h http.Header, refused bool, sent, now time.Time) {
 	g.inFlight--
-	g.gate.done(h, now)
+	g.gate.done(h, refused, sent, now)
 }
 
 // quotaService is a fixed window of limit requests each window, its
@@ -65,7 +66,7 @@ func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (too
 	clock := &fakeClock{now: start}
 	g := &countedGate{maxWait: time.Minute}
 	type answer struct {
-		at       time.Time
+		sent, at time.Time
 		accepted bool
 		h        http.Header
 	}
@@ -80,7 +81,7 @@ func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (too
 			}
 			toSend--
 			ok, h := s.answer(clock.now.Add(rtt / 2))
-			inFlight = append(inFlight, answer{clock.now.Add(rtt), ok, h})
+			inFlight = append(inFlight, answer{clock.now, clock.now.Add(rtt), ok, h})
 		}
 		// The next event: the first answer (in order, as sent), or the
 		// end of a wait with nothing in flight.
@@ -91,7 +92,7 @@ func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (too
 		a := inFlight[0]
 		inFlight = inFlight[1:]
 		clock.now = a.at
-		g.done(a.h, clock.now)
+		g.done(a.h, !a.accepted, a.sent, clock.now)
 		if a.accepted {
 			done++
 		} else {
@@ -138,20 +139,95 @@ func TestGate_holdsNothingUnannounced(t *testing.T) {
 	if g.reserve(now) != 0 || g.reserve(now) == 0 {
 		t.Fatal("the first request did not go alone")
 	}
-	g.done(http.Header{}, now)
+	g.done(http.Header{}, false, now, now)
 	for range 20 {
 		if wait := g.reserve(now); wait != 0 {
 			t.Fatalf("held %s with nothing announced", wait)
 		}
 	}
-	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}}, now)
+	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"5"}}, false, now, now)
 	if wait := g.reserve(now); wait != 5*time.Second+resetMargin {
 		t.Errorf("held %s for a reset 5 s away", wait)
 	}
 	g = &countedGate{maxWait: 30 * time.Second}
 	g.reserve(now)
-	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}}, now)
+	g.done(http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}}, false, now, now)
 	if wait := g.reserve(now); wait != 0 {
 		t.Errorf("held %s for a reset an hour away", wait)
+	}
+}
+
+// send lets one request through g at now, or after what it waits, answered
+// at once by s; it returns when it went.
+func send(g *countedGate, s *quotaService, now time.Time) time.Time {
+	for {
+		wait := g.reserve(now)
+		if wait == 0 {
+			break
+		}
+		now = now.Add(wait)
+	}
+	ok, h := s.answer(now)
+	g.done(h, !ok, now, now)
+	return now
+}
+
+// Two gates that share nothing but the quota each measure their share of
+// its fall from their own answers: one sending a request for every three
+// of the other's has a quarter of it. Each then spends its share of what
+// remains spread until the reset, rather than all it sees at once; a gate
+// alone spends at once.
+func TestGate_measuresItsShareOfTheFall(t *testing.T) {
+	t.Parallel()
+	s := newQuotaService(100, 10*time.Second, 0, "discord")
+	now := time.Unix(1_800_000_000, 0).Add(100 * time.Millisecond)
+	a, b := &countedGate{maxWait: time.Minute}, &countedGate{maxWait: time.Minute}
+	for range 10 {
+		for range 3 {
+			now = send(b, s, now)
+		}
+		now = send(a, s, now)
+	}
+	if !a.crowded() || a.share < 0.2 || a.share > 0.3 || !b.crowded() || b.share < 0.7 || b.share > 0.8 {
+		t.Fatalf("shares %.3f and %.3f: want a quarter and three quarters", a.share, b.share)
+	}
+	// a's share of the 60 that remain, 15, over the rest of the window.
+	want := time.Duration(float64(time.Unix(1_800_000_010, 0).Add(resetMargin).Sub(now)) / (a.share * 60))
+	if wait := a.reserve(now); wait < want*9/10 || wait > want*11/10 {
+		t.Fatalf("a waits %s for its next request: want its share spread until the reset, %s apart", wait, want)
+	}
+	alone := &countedGate{maxWait: time.Minute}
+	s = newQuotaService(100, 10*time.Second, 0, "discord")
+	for range 10 {
+		if send(alone, s, now) != now {
+			t.Fatalf("a gate alone was held")
+		}
+	}
+	if alone.crowded() || alone.share < aloneShare {
+		t.Fatalf("a gate alone measured a share of %.3f", alone.share)
+	}
+}
+
+// A window whose reset is announced as a whole second rounded up (GitHub's
+// X-RateLimit-Reset) is seen to end early: the gate learns how early, never
+// more than it is, and waits for the window's true end rather than the
+// rounded one.
+func TestGate_learnsWhereARoundedWindowEnds(t *testing.T) {
+	t.Parallel()
+	// Windows of 2 s ending at .3 of a second: announced 0.7 s late.
+	s := newQuotaService(100, 2*time.Second, 300*time.Millisecond, "github")
+	g := &countedGate{maxWait: time.Minute}
+	now := time.Unix(1_800_000_000, 0).Add(1500 * time.Millisecond)
+	for range 30 { // one every 50 ms, across the end at 2.3 s
+		now = send(g, s, now).Add(50 * time.Millisecond)
+	}
+	if g.early > 700*time.Millisecond || g.early < 600*time.Millisecond {
+		t.Fatalf("learnt windows end %s early: want at most 0.7 s, within the 50 ms between requests", g.early)
+	}
+	for range 100 { // the window ending at 4.3 s, spent
+		now = send(g, s, now)
+	}
+	if now = send(g, s, now); now.After(time.Unix(1_800_000_004, 0).Add(400 * time.Millisecond)) {
+		t.Fatalf("the window's 101st went at %s: want soon after its end at 4.3 s, not its rounded 5 s", now.Format("05.000"))
 	}
 }

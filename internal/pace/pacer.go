@@ -263,7 +263,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	p.own.Unanswered--
 	p.unanswered--
-	p.gate.done(a.Quota, now)
+	p.gate.done(a.Quota, a.Refused, t.sent, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
 		if until := now.Add(min(a.RetryAfter, p.maxWait)); until.After(p.pausedTil) {
 			p.pausedTil = until

@@ -30,7 +30,7 @@ const (
 // version's state under a name of its own, so that provider versions side
 // by side each share among themselves (internal/paceshare). Change it with
 // the encoding (state.go): its golden test says when.
-const StateFormat = "3"
+const StateFormat = "4"
 
 // ErrBusy is what a Shared store's Update returns (wrapped) when it could
 // not take its lock in its bounded time: the step runs on this process's

@@ -192,9 +192,10 @@ func (q *Quota) Take(now time.Time) (remaining int, reset time.Time) {
 	return q.Limit - q.used, reset
 }
 
-// Announce writes q's headers in family ("github" or "ietf"; anything else
-// writes none) for an answer at now: what remains (none, when refused) and
-// the reset, rounded up to whole seconds, as a Unix time or from now.
+// Announce writes q's headers in family for an answer at now: what
+// remains (none, when refused) and the reset. "github" and "ietf" round the
+// reset up to whole seconds, as a Unix time or from now; "discord" gives
+// it to the millisecond, both ways. Any other family writes none.
 func (q *Quota) Announce(h http.Header, family string, now time.Time, remaining int, reset time.Time) {
 	remaining = max(remaining, 0)
 	switch family {
@@ -202,6 +203,11 @@ func (q *Quota) Announce(h http.Header, family string, now time.Time, remaining 
 		h.Set("X-RateLimit-Limit", strconv.Itoa(q.Limit))
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 		h.Set("X-RateLimit-Reset", strconv.FormatInt(int64(math.Ceil(float64(reset.UnixNano())/1e9)), 10))
+	case "discord":
+		h.Set("X-RateLimit-Limit", strconv.Itoa(q.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatFloat(float64(reset.UnixMilli())/1e3, 'f', 3, 64))
+		h.Set("X-RateLimit-Reset-After", strconv.FormatFloat(reset.Sub(now).Seconds(), 'f', 3, 64))
 	case "ietf":
 		window := int(math.Ceil(q.Window.Seconds()))
 		h.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, q.Limit, window))

@@ -68,7 +68,8 @@ type Options struct {
 	// announces it on every answer, 2xx included, in the Announce family:
 	// "github" (X-RateLimit-Limit, -Remaining, -Reset as a Unix time) or
 	// "ietf" (RateLimit-Policy and RateLimit, "default";r=…;t=…), the reset
-	// rounded up to whole seconds, as services send it; none when "".
+	// rounded up to whole seconds, as services send it, or "discord" (as
+	// github, and -Reset-After, both to the millisecond); none when "".
 	Quota       int
 	QuotaWindow time.Duration
 	Announce    string
