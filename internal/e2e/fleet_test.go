@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,8 +163,8 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 			if !stopped {
 				rdb := redis.NewClient(&redis.Options{Addr: redisd.Addr, Username: "admin", Password: "admin", Protocol: 2})
 				defer rdb.Close()
-				if keys, err := rdb.Keys(context.Background(), "browserprofile:pace:*").Result(); err != nil || len(keys) != 2 {
-					t.Errorf("keys in Redis %v (%v): want the fleet's one state and its members", keys, err)
+				if keys, err := rdb.Keys(context.Background(), "browserprofile:pace:*").Result(); err != nil || len(keys) != 3 {
+					t.Errorf("keys in Redis %v (%v): want the fleet's one state, its version and its members", keys, err)
 				}
 			}
 		})
@@ -231,9 +232,11 @@ const fleetReads = 40
 type fleetRow struct {
 	name    string
 	k       int
-	limiter string // nginx, haproxy, quota, or none
-	apart   bool   // each plan its own pace directory
-	seed    string // the state the plans find: "aged" (two days untouched), "noise" (overwritten), or none
+	limiter string        // nginx, haproxy, quota (IETF's headers), quota-github, quota-precise, or none
+	apart   bool          // nothing on disk in common: each plan its own home, cache, temporary and pace directories
+	redis   bool          // the plans share their pace in one Redis
+	away    time.Duration // and Redis is this far away, a round trip
+	seed    string        // the state the plans find: "aged" (two days untouched), "noise" (overwritten), or none
 }
 
 func fleetRows() []fleetRow {
@@ -244,9 +247,28 @@ func fleetRows() []fleetRow {
 		}
 		rows = append(rows, fleetRow{name: lim + "/K=8/apart", k: 8, limiter: lim, apart: true})
 	}
+	for _, lim := range []string{"nginx", "haproxy"} {
+		for _, k := range []int{8, 16} {
+			rows = append(rows, fleetRow{name: fmt.Sprintf("%s/K=%d/redis", lim, k), k: k, limiter: lim, apart: true, redis: true})
+		}
+	}
+	for _, lim := range []string{"quota", "quota-github", "quota-precise"} {
+		for _, k := range []int{8, 16} {
+			if lim != "quota" {
+				rows = append(rows, fleetRow{name: fmt.Sprintf("%s/K=%d", lim, k), k: k, limiter: lim})
+			}
+			if lim != "quota" || k != 8 {
+				rows = append(rows, fleetRow{name: fmt.Sprintf("%s/K=%d/apart", lim, k), k: k, limiter: lim, apart: true})
+			}
+		}
+	}
 	for _, seed := range []string{"aged", "noise"} {
 		rows = append(rows, fleetRow{name: "nginx/K=8/" + seed, k: 8, limiter: "nginx", seed: seed})
 	}
+	// One plan sharing through a Redis 20 ms away, against the same plan
+	// sharing on this machine.
+	rows = append(rows, fleetRow{name: "nginx/K=1", k: 1, limiter: "nginx"},
+		fleetRow{name: "nginx/K=1/redis-20ms", k: 1, limiter: "nginx", apart: true, redis: true, away: 20 * time.Millisecond})
 	return rows
 }
 
@@ -322,8 +344,8 @@ func fleetOwnTime(b *testing.B, k int) time.Duration {
 // limiter in front counted them) and the plans that failed.
 func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 	opts := standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken, Profiles: standin.Generate(row.k * fleetReads)}}}
-	if row.limiter == "quota" {
-		opts.Quota, opts.QuotaWindow, opts.Announce = 100, 2*time.Second, "ietf"
+	if family, ok := map[string]string{"quota": "ietf", "quota-github": "github", "quota-precise": "discord"}[row.limiter]; ok {
+		opts.Quota, opts.QuotaWindow, opts.Announce = 100, 2*time.Second, family
 	}
 	var mu sync.Mutex
 	var first, last time.Time
@@ -354,11 +376,23 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 	if row.seed != "" {
 		seedState(b, shared, base, row.seed)
 	}
-	ws := make([]*workspace, row.k)
+	var env []string
+	if row.redis {
+		redisd, _ := daemons.Redis(b, true)
+		addr := redisd.Addr
+		if row.away > 0 {
+			addr = delayed(b, addr, row.away/2)
+		}
+		env = append(env, "BROWSERPROFILE_PACE_STORE=redis://"+addr)
+	}
+	ws, envs := make([]*workspace, row.k), make([][]string, row.k)
 	for i := range ws {
 		dir := shared
+		envs[i] = env
 		if row.apart {
-			dir = b.TempDir()
+			home := b.TempDir()
+			dir, envs[i] = filepath.Join(home, "pace"), append([]string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
+				"TMPDIR=" + b.TempDir()}, env...)
 		}
 		ws[i] = newWorkspace(b, fleetPlan(base, dir, i*fleetReads, fleetReads))
 	}
@@ -372,7 +406,7 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := w.run(nil, "plan", "-input=false", "-no-color", "-refresh=false")
+			out, err := w.run(envs[i], "plan", "-input=false", "-no-color", "-refresh=false")
 			if err == nil && !strings.Contains(out, fmt.Sprintf("read = %d", fleetReads)) {
 				err = fmt.Errorf("the plan did not read its profiles:\n%s", out)
 			}
@@ -395,4 +429,61 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		}
 	}
 	return r
+}
+
+// delayed is the address of a proxy on loopback to addr that holds what
+// passes each way for oneWay: a server a round trip of twice that away.
+func delayed(tb testing.TB, addr string, oneWay time.Duration) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go late(in, out, oneWay)
+			go late(out, in, oneWay)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// late copies from src to dst, each chunk oneWay after it was read, in
+// order, and closes both when src ends.
+func late(src, dst net.Conn, oneWay time.Duration) {
+	type chunk struct {
+		b   []byte
+		due time.Time
+	}
+	chunks := make(chan chunk, 1024)
+	go func() {
+		defer dst.Close()
+		for c := range chunks {
+			time.Sleep(time.Until(c.due))
+			if _, err := dst.Write(c.b); err != nil {
+				return
+			}
+		}
+	}()
+	defer close(chunks)
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			chunks <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(oneWay)}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -179,7 +179,7 @@ func send(g *countedGate, s *quotaService, now time.Time) time.Time {
 // alone spends at once.
 func TestGate_measuresItsShareOfTheFall(t *testing.T) {
 	t.Parallel()
-	s := newQuotaService(100, 10*time.Second, 0, "discord")
+	s := newQuotaService(120, 10*time.Second, 0, "discord")
 	now := time.Unix(1_800_000_000, 0).Add(100 * time.Millisecond)
 	a, b := &countedGate{maxWait: time.Minute}, &countedGate{maxWait: time.Minute}
 	for range 10 {
@@ -191,8 +191,8 @@ func TestGate_measuresItsShareOfTheFall(t *testing.T) {
 	if !a.crowded() || a.share < 0.2 || a.share > 0.3 || !b.crowded() || b.share < 0.7 || b.share > 0.8 {
 		t.Fatalf("shares %.3f and %.3f: want a quarter and three quarters", a.share, b.share)
 	}
-	// a's share of the 60 that remain, 15, over the rest of the window.
-	want := time.Duration(float64(time.Unix(1_800_000_010, 0).Add(resetMargin).Sub(now)) / (a.share * 60))
+	// a's share of the 80 that remain, 20, over the rest of the window.
+	want := time.Duration(float64(time.Unix(1_800_000_010, 0).Add(resetMargin).Sub(now)) / (a.share * 80))
 	if wait := a.reserve(now); wait < want*9/10 || wait > want*11/10 {
 		t.Fatalf("a waits %s for its next request: want its share spread until the reset, %s apart", wait, want)
 	}

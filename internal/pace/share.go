@@ -50,11 +50,14 @@ var ErrHealed = errors.New("the shared state was damaged and is started afresh")
 // Shared is where Pacers that pace as one keep the model's state between
 // their steps (internal/paceshare keeps it on local disk).
 type Shared interface {
-	// Update calls f under a lock that excludes every Pacer sharing the
-	// state, with the state last saved (nil when none was, or when it was
-	// damaged: then, once f's state is saved, it returns ErrHealed), and
-	// saves what f returns, unless f fails. It waits for the lock for a
-	// bounded time (ErrBusy), and no longer than ctx.
+	// Update calls f with the state last saved (nil when none was, or
+	// when it was damaged: then, once f's state is saved, it returns
+	// ErrHealed), and saves what f returns, unless f fails, as one step
+	// that no other Pacer's interleaves: under a lock that excludes them
+	// (internal/paceshare), or by calling f again, on the state saved
+	// since, when another saved first (internal/paceredis); what the last
+	// call returns is saved. It waits for a bounded time (ErrBusy), and no
+	// longer than ctx.
 	Update(ctx context.Context, f func(saved []byte) ([]byte, error)) error
 	// Member names this process among those sharing the state.
 	Member() string
@@ -138,8 +141,9 @@ func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 		op()
 		return
 	}
-	ran := false
+	ran, own := false, p.own
 	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
+		p.own = own // as before the step: a store may run it again
 		p.load(saved, now)
 		op()
 		ran = true

@@ -9,24 +9,27 @@
 // away no cheaper than guessing it, each guess paying for the rounds.
 // Redis holds nothing else of the credentials, and every key expires
 // KeepUnused after its last use.
-//   - NAME:state, the pace state (pace.StateFormat), read and written whole.
-//   - NAME:lock, held around each step by one member, and taken by a script
-//     that also returns the state and the live members: one round trip. It
-//     expires after LockHold, so a member that stalls holding it holds the
-//     others no longer; a step whose lock expired before it saved is not
-//     saved (the lock's value is checked in the same script that saves).
+//   - NAME:state, the pace state (pace.StateFormat), read and written whole,
+//     and NAME:version, the count of its saves.
 //   - NAME:live, the members' liveness: a sorted set of each member's name
 //     and the time, by Redis's clock, when it goes silent (Silent after its
 //     last step or heartbeat, written every Heartbeat). A member missing
 //     from it no longer counts (pace.Shared's Gone).
 //
-// No step waits on Redis for longer than StepWait: dialling, the lock and
-// every command included. A Redis that does not answer in time, refuses a
+// A step takes no lock: it runs on the state as this member last saw it,
+// and one script saves what the step made only if no member saved since
+// (the version is the one seen), or else returns the state saved since,
+// on which the step runs again. So a step is one round trip while this
+// member is the last to save, and no member ever waits for another that
+// stalls halfway through a step; steps that keep finding the state saved
+// since for StepWait are pace.ErrBusy.
+//
+// No step waits on Redis for longer than StepWait: dialling and every
+// command included. A Redis that does not answer in time, refuses a
 // command (full, read-only, a wrong password) or cannot be reached is away:
 // the step runs on the process's own model (pace.ErrAway), and Redis is not
 // asked again for Away, doubling with each failure up to AwayMost, after
-// which it is used again. A lock held by others past StepWait is
-// pace.ErrBusy.
+// which it is used again.
 package paceredis
 
 import (
@@ -52,10 +55,8 @@ import (
 
 // The store's times.
 const (
-	// StepWait bounds every step's wait on Redis, the lock's included.
+	// StepWait bounds every step's wait on Redis, its retries included.
 	StepWait = 250 * time.Millisecond
-	// LockHold is when a step's lock expires, should its member stall.
-	LockHold = time.Second
 	// Heartbeat is how often a member tells it is alive between its steps,
 	// and Silent how long after its last word it no longer counts.
 	Heartbeat = time.Second
@@ -69,35 +70,32 @@ const (
 	// NameIterations is PBKDF2's rounds for the state's name: some tens of
 	// milliseconds once per process.
 	NameIterations = 200_000
-	// lockPoll is how long a step waits before it asks again for a lock
-	// held by another member: about a step's length on a near network.
-	lockPoll = 2 * time.Millisecond
 )
 
 // ACL is the Redis commands a store's user needs, as an ACL rule: those of
 // its scripts (run by EVALSHA, loaded by EVAL), and ZREM to leave.
-const ACL = "+evalsha +eval +get +set +del +pexpire +time +zadd +zrange +zrem +zremrangebyscore"
+const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zrange +zrem +zremrangebyscore"
 
-// begin takes the lock (KEYS[1]) for member ARGV[1] and returns the state
-// (KEYS[2], "" for none) and the live members (KEYS[3]), this one renewed;
-// nil when another member holds the lock.
-var begin = redis.NewScript(`
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+// saveIf saves the state ARGV[3] (KEYS[1]) as the next version (KEYS[2])
+// if the version is still ARGV[2] ("" to only read), and renews member
+// ARGV[1]'s liveness (KEYS[3]). It returns {1, the new version, the live
+// members} when it saved, and {0, the version, the state ("" for none),
+// the live members} when it did not.
+var saveIf = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return {redis.call('GET', KEYS[2]) or '', redis.call('ZRANGE', KEYS[3], 0, -1)}
-`)
-
-// end saves the state ARGV[2] (unless it is empty) and lets the lock go,
-// if member ARGV[1] still holds it; 0 when it does not.
-var end = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
-redis.call('DEL', KEYS[1])
-return 1
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+local live = redis.call('ZRANGE', KEYS[3], 0, -1)
+local version = redis.call('GET', KEYS[2]) or '0'
+if ARGV[2] == version then
+  version = redis.call('INCR', KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[5])
+  return {1, tostring(version), live}
+end
+return {0, version, redis.call('GET', KEYS[1]) or '', live}
 `)
 
 // beat renews member ARGV[1]'s liveness.
@@ -109,19 +107,18 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `)
 
-// errLockLost is a step that held the lock past LockHold: not saved.
-var errLockLost = errors.New("the step outlasted its lock and was not saved")
-
 // Store is one process's view of a state shared in Redis (pace.Shared).
 type Store struct {
 	rdb    *redis.Client
 	where  string   // the server, for messages: host and port, no credentials
-	keys   []string // lock, state, live
+	keys   []string // state, version, live
 	member string
 	now    func() time.Time
 
 	mu       sync.Mutex
-	live     map[string]bool // the live members, as the step under way found them
+	version  string          // the version of the state last seen; "" before the first step
+	state    []byte          // and that state (nil for none)
+	live     map[string]bool // the live members, as Redis last told
 	awayTil  time.Time       // Redis is not asked until then
 	awayFor  time.Duration   // the last wait, doubled at each failure in a row
 	awayWhy  error           // the failure that began it
@@ -190,7 +187,7 @@ func Open(raw string, settings *tls.Config, format, base, token string) (*Store,
 	s := &Store{
 		rdb:    redis.NewClient(opt),
 		where:  opt.Addr,
-		keys:   []string{name + ":lock", name + ":state", name + ":live"},
+		keys:   []string{name + ":state", name + ":version", name + ":live"},
 		member: randomHex(8),
 		now:    time.Now,
 		stop:   make(chan struct{}),
@@ -214,11 +211,12 @@ func Name(format, base, token string) string {
 // Member names this process among those sharing the state.
 func (s *Store) Member() string { return s.member }
 
-// Update calls f with the state last saved (nil when none was) under the
-// state's lock, and saves what f returns unless it fails. It waits on Redis
-// at most StepWait, and no longer than ctx: ErrBusy when others held the
-// lock, pace.ErrAway when Redis failed or did not answer, or while it is
-// left alone after a failure.
+// Update calls f with the state last saved (nil when none was), and saves
+// what f returns unless it fails, unless another member saved since the
+// state f was given: then f runs again, on that member's. It waits on Redis
+// at most StepWait, and no longer than ctx: pace.ErrBusy when others kept
+// saving first, pace.ErrAway when Redis failed or did not answer, or while
+// it is left alone after a failure.
 func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -227,73 +225,73 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, StepWait)
 	defer cancel()
-	saved, err := s.lock(ctx)
-	if err != nil {
-		return err
+	if s.version == "" {
+		if err := s.run(ctx, "", nil, false); err != nil && !errors.Is(err, errStale) {
+			return err
+		}
 	}
-	next, ferr := f(saved)
-	if ferr != nil {
-		next = nil
+	for retried := false; ; retried = true {
+		next, err := f(s.state)
+		if err != nil {
+			return err
+		}
+		switch err := s.run(ctx, s.version, next, retried); {
+		case err == nil:
+			s.awayFor = 0
+			return nil
+		case !errors.Is(err, errStale):
+			return err
+		case spent(ctx):
+			return fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
+		}
 	}
-	// The lock goes with the save, or on its own: ctx may be spent, but an
-	// unreleased lock would hold every member for LockHold.
-	done, cancelDone := context.WithTimeout(context.WithoutCancel(ctx), StepWait)
-	defer cancelDone()
-	held, err := end.Run(done, s.rdb, s.keys, s.member, next, KeepUnused.Milliseconds()).Int()
-	switch {
-	case ferr != nil:
-		return ferr
-	case err != nil:
-		return s.fail(err)
-	case held == 0:
-		return fmt.Errorf("%w: %w", pace.ErrBusy, errLockLost)
-	}
-	s.awayFor = 0
-	return nil
 }
 
-// lock takes the state's lock, asking again every lockPoll while another
-// member holds it, and returns the state with the live members noted.
-func (s *Store) lock(ctx context.Context) ([]byte, error) {
-	busy := func() error {
-		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("another run held the shared pace's lock in Redis for longer than %s: %w", StepWait, pace.ErrBusy)
-		}
-		return ctx.Err()
+// errStale is a save refused: another member saved since the version given.
+var errStale = errors.New("saved since")
+
+// run saves next if the state is still at version, or takes up the state
+// saved since (errStale), and notes the live members either way. Time that
+// runs out once the step retried is others saving first, not Redis away.
+func (s *Store) run(ctx context.Context, version string, next []byte, retried bool) error {
+	res, err := saveIf.Run(ctx, s.rdb, s.keys, s.member, version, next, Silent.Milliseconds(), KeepUnused.Milliseconds()).Slice()
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
+		return ctx.Err() // the step's caller gave up: no fault of Redis
+	case err != nil && retried && spent(ctx):
+		return fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
+	case err != nil:
+		return s.fail(err)
 	}
-	for waited := false; ; waited = true {
-		res, err := begin.Run(ctx, s.rdb, s.keys, s.member, LockHold.Milliseconds(), Silent.Milliseconds(), KeepUnused.Milliseconds()).Slice()
-		switch {
-		case errors.Is(err, redis.Nil):
-			select {
-			case <-time.After(lockPoll):
-				continue
-			case <-ctx.Done():
-				return nil, busy()
-			}
-		case err != nil && waited && ctx.Err() != nil:
-			return nil, busy() // the time ran out while Redis answered
-		case err != nil && errors.Is(ctx.Err(), context.Canceled):
-			return nil, ctx.Err() // the step's caller gave up: no fault of Redis
-		case err != nil:
-			return nil, s.fail(err)
-		}
-		state, ok1 := res[0].(string)
-		members, ok2 := res[1].([]any)
-		if len(res) != 2 || !ok1 || !ok2 {
-			return nil, s.fail(errors.New("an answer this store did not ask for"))
-		}
-		s.live = make(map[string]bool, len(members))
-		for _, m := range members {
-			if name, ok := m.(string); ok {
-				s.live[name] = true
-			}
-		}
-		if state == "" {
-			return nil, nil
-		}
-		return []byte(state), nil
+	saved, ok := res[0].(int64)
+	if !ok || saved == 1 && len(res) != 3 || saved == 0 && len(res) != 4 {
+		return s.fail(errors.New("an answer this store did not ask for"))
 	}
+	v, _ := res[1].(string)
+	members, _ := res[len(res)-1].([]any)
+	s.live = make(map[string]bool, len(members))
+	for _, m := range members {
+		if name, ok := m.(string); ok {
+			s.live[name] = true
+		}
+	}
+	if saved == 1 {
+		s.version, s.state = v, next
+		return nil
+	}
+	state, _ := res[2].(string)
+	s.version, s.state = v, nil
+	if state != "" {
+		s.state = []byte(state)
+	}
+	return errStale
+}
+
+// spent tells a ctx whose deadline has come, though its Err may not say so
+// yet: a socket's deadline, set from it, can fire first.
+func spent(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(deadline)
 }
 
 // away is the error of a step while Redis is left alone, nil when it is
@@ -316,7 +314,7 @@ func (s *Store) fail(err error) error {
 }
 
 // Gone tells which of members no longer count: not among the live members
-// the step under way found (the lock is held).
+// Redis last told of, at this step or the one before.
 func (s *Store) Gone(members []string) []string {
 	var gone []string
 	for _, m := range members {

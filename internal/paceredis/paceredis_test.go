@@ -95,8 +95,8 @@ func TestStore_runsMeetInOneState(t *testing.T) {
 		t.Fatalf("a found %q (%v): want b's state", was, err)
 	}
 	all := keys(t, d.Addr)
-	if len(all) != 4 { // two states and two live sets; no lock held
-		t.Errorf("keys %v: want two states and their members", all)
+	if len(all) != 6 { // two states, their versions and their live sets
+		t.Errorf("keys %v: want two states, their versions and their members", all)
 	}
 	for k, v := range all {
 		for _, secret := range []string{token, "bp_live", "example.test"} {
@@ -107,24 +107,45 @@ func TestStore_runsMeetInOneState(t *testing.T) {
 	}
 }
 
-// TestStore_aStepWaitsForTheLockAtMostStepWait: a step while another member
-// holds the lock waits for it, and gives up after StepWait (pace.ErrBusy);
-// a failed f saves nothing and lets the lock go.
-func TestStore_aStepWaitsForTheLockAtMostStepWait(t *testing.T) {
+// TestStore_aStepRunsAgainOnWhatOthersSaved: a step that finds another
+// member saved since the state it ran on runs again on that member's
+// state, and what it then returns is saved; one that keeps finding so
+// gives up after StepWait (pace.ErrBusy). A failed step saves nothing.
+func TestStore_aStepRunsAgainOnWhatOthersSaved(t *testing.T) {
 	d, _ := daemons.Redis(t, true)
 	a, b := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token)
-	err := a.Update(bg, func([]byte) ([]byte, error) {
-		_, err := save(t, b, "b's")
-		if !errors.Is(err, pace.ErrBusy) || errors.Is(err, pace.ErrAway) {
-			t.Errorf("b's step while a held the lock: %v, want busy", err)
+	var given []string
+	err := a.Update(bg, func(saved []byte) ([]byte, error) {
+		given = append(given, string(saved))
+		if len(given) == 1 {
+			if _, err := save(t, b, "b"); err != nil {
+				t.Error(err)
+			}
 		}
-		return nil, errors.New("f failed")
+		return append(saved, 'a'), nil
 	})
-	if err == nil || err.Error() != "f failed" {
-		t.Fatalf("a's step: %v, want f's error", err)
+	if err != nil || strings.Join(given, ",") != ",b" {
+		t.Fatalf("a's step ran on %q (%v): want nothing, then b's", given, err)
 	}
-	if was, err := save(t, b, "b's"); err != nil || was != "" {
-		t.Fatalf("b's next step found %q (%v): want the lock free and nothing saved", was, err)
+	if was, err := save(t, b, "b2"); err != nil || was != "ba" {
+		t.Fatalf("b then found %q (%v): want a's step on b's state", was, err)
+	}
+	began, n := time.Now(), 0
+	err = a.Update(bg, func(saved []byte) ([]byte, error) {
+		n++
+		if _, err := save(t, b, "b again"); err != nil {
+			t.Error(err)
+		}
+		return []byte("a"), nil
+	})
+	if !errors.Is(err, pace.ErrBusy) || errors.Is(err, pace.ErrAway) || time.Since(began) < StepWait {
+		t.Fatalf("a step that others always saved before: %v after %d tries, want busy after %s", err, n, StepWait)
+	}
+	if err := a.Update(bg, func([]byte) ([]byte, error) { return nil, errors.New("f failed") }); err == nil || err.Error() != "f failed" {
+		t.Fatalf("a failed step: %v", err)
+	}
+	if was, err := save(t, b, "b3"); err != nil || was != "b again" {
+		t.Fatalf("b then found %q (%v): want its own, nothing saved since", was, err)
 	}
 }
 
