@@ -1,7 +1,6 @@
 package client
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net/url"
 	"os"
@@ -27,7 +26,7 @@ func DefaultPaceDir() (string, error) {
 // in PaceDir, or says why it cannot: the plan then goes on at its own pace.
 func sharePace(p *pace.Pacer, cfg Config) error {
 	if cfg.PaceStore != "" {
-		store, err := paceredis.Open(cfg.PaceStore, &tls.Config{RootCAs: cfg.RootCAs},
+		store, err := paceredis.Open(cfg.PaceStore, cfg.RootCAs,
 			pace.StateFormat, cfg.BaseURL.String(), cfg.Token)
 		if err != nil {
 			return fmt.Errorf("%s: %w", paceredis.Where(cfg.PaceStore), err)

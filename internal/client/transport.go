@@ -73,7 +73,7 @@ func (t *pacedTransport) tellAlone(ctx context.Context) {
 		err = t.pacer.Alone()
 	}
 	if err != nil && t.told.CompareAndSwap(false, true) {
-		tflog.SubsystemDebug(ctx, logSubsystem, "the pace is not shared with other runs on this machine", map[string]any{"reason": err.Error()})
+		tflog.SubsystemDebug(ctx, logSubsystem, "the pace is not shared with other runs", map[string]any{"reason": err.Error()})
 	}
 }
 

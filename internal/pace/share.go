@@ -32,9 +32,10 @@ const (
 // the encoding (state.go): its golden test says when.
 const StateFormat = "4"
 
-// ErrBusy is what a Shared store's Update returns (wrapped) when it could
-// not take its lock in its bounded time: the step runs on this process's
-// own copy of the model, and the next one shares again.
+// ErrBusy is what a Shared store's Update returns (wrapped) when other
+// Pacers kept it from its step for its bounded time (holding its lock, or
+// saving first): the step runs on this process's own copy of the model,
+// and the next one shares again.
 var ErrBusy = errors.New("the shared pace is busy")
 
 // ErrAway is what a Shared store's Update returns (wrapped) when the store

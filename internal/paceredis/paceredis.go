@@ -38,6 +38,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -159,19 +160,16 @@ func Where(raw string) string {
 
 // Open joins the state shared in the Redis at raw (Parse) by the processes
 // that talk to base with token, in format (the pace state's version). TLS
-// (rediss://) takes the provider's roots and client certificates from
-// settings (nil: the system's roots). It does not wait for Redis: the first
-// step finds it, or finds it away.
-func Open(raw string, settings *tls.Config, format, base, token string) (*Store, error) {
+// (rediss://) verifies Redis's certificate against roots (nil: the
+// system's), and offers none of its own. It does not wait for Redis: the
+// first step finds it, or finds it away.
+func Open(raw string, roots *x509.CertPool, format, base, token string) (*Store, error) {
 	opt, err := Parse(raw)
 	if err != nil {
 		return nil, err
 	}
 	if opt.TLSConfig != nil {
-		opt.TLSConfig.MinVersion = tls.VersionTLS12
-		if settings != nil {
-			opt.TLSConfig.RootCAs, opt.TLSConfig.Certificates = settings.RootCAs, settings.Certificates
-		}
+		opt.TLSConfig.MinVersion, opt.TLSConfig.RootCAs = tls.VersionTLS12, roots
 	}
 	// Every wait bounded by StepWait, and no retry of go-redis's own: a
 	// failed step is pace.ErrAway, and Away says when Redis is asked again.
@@ -263,8 +261,11 @@ func (s *Store) run(ctx context.Context, version string, next []byte, retried bo
 	case err != nil:
 		return s.fail(err)
 	}
-	saved, ok := res[0].(int64)
-	if !ok || saved == 1 && len(res) != 3 || saved == 0 && len(res) != 4 {
+	var saved int64
+	if len(res) > 0 {
+		saved, _ = res[0].(int64)
+	}
+	if saved == 1 && len(res) != 3 || saved != 1 && len(res) != 4 {
 		return s.fail(errors.New("an answer this store did not ask for"))
 	}
 	v, _ := res[1].(string)

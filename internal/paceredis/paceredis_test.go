@@ -2,7 +2,6 @@ package paceredis
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"net"
@@ -28,9 +27,9 @@ const (
 var bg = context.Background()
 
 // open joins the state in the Redis at raw, closed when the test ends.
-func open(t *testing.T, raw string, settings *tls.Config, tok string) *Store {
+func open(t *testing.T, raw string, roots *x509.CertPool, tok string) *Store {
 	t.Helper()
-	s, err := Open(raw, settings, pace.StateFormat, base, tok)
+	s, err := Open(raw, roots, pace.StateFormat, base, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +292,7 @@ func TestStore_tlsWithThePrivateCA(t *testing.T) {
 	defer stop()
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(pki.CAPEM)
-	if _, err := save(t, open(t, "rediss://"+d.Addr, &tls.Config{RootCAs: roots}, token), "x"); err != nil {
+	if _, err := save(t, open(t, "rediss://"+d.Addr, roots, token), "x"); err != nil {
 		t.Fatalf("trusting the private CA: %v", err)
 	}
 	_, err = save(t, open(t, "rediss://"+d.Addr, nil, token), "x")
