@@ -79,15 +79,16 @@ type Config struct {
 // Client is safe for concurrent use; the provider keeps one per configured
 // provider block, so aliased providers never share a token or a rate budget.
 type Client struct {
-	cfg      Config
-	base     *url.URL
-	http     *retryablehttp.Client
-	pacer    *pace.Pacer
-	flights  singleflight.Group
-	lists    sharedList // the list, read once (shared.go)
-	redactor *redact.Redactor
-	bodies   *semaphore.Weighted              // MaxBodyBytes, shared by the reads in flight (budget.go)
-	proxy    func(*url.URL) (*url.URL, error) // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as read at New
+	cfg       Config
+	base      *url.URL
+	http      *retryablehttp.Client
+	pacer     *pace.Pacer
+	flights   singleflight.Group
+	lists     sharedList // the list, read once (shared.go)
+	redactor  *redact.Redactor
+	logMasked []string                         // what the logger masks too (logContext): the token and the pace store's password, unless short
+	bodies    *semaphore.Weighted              // MaxBodyBytes, shared by the reads in flight (budget.go)
+	proxy     func(*url.URL) (*url.URL, error) // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as read at New
 }
 
 // WithDefaults returns cfg with each unset (zero) setting at its default:
@@ -127,13 +128,19 @@ func New(cfg Config) (*Client, error) {
 		pw, _ := p.User.Password()
 		secrets = append(secrets, pw)
 	}
-	if pw := paceStorePassword(cfg.PaceStore); pw != "" {
-		secrets = append(secrets, pw)
+	storePassword := paceStorePassword(cfg.PaceStore)
+	if storePassword != "" {
+		secrets = append(secrets, storePassword)
 	}
 
 	// The budget has a chunk to spare, so that one read can always reach
 	// the limit and be refused for it, rather than for the budget.
 	c := &Client{cfg: cfg, base: cfg.BaseURL, redactor: redact.New(secrets...), bodies: semaphore.NewWeighted(cfg.MaxBodyBytes + 1 + bodyChunk)}
+	for _, secret := range []string{cfg.Token, storePassword} {
+		if len(secret) >= redact.ShortSecret {
+			c.logMasked = append(c.logMasked, secret)
+		}
+	}
 	c.redactor.Keep(cfg.BaseURL)
 	c.proxy = proxy
 	clock := cfg.Clock

@@ -355,11 +355,9 @@ func unwrapURLError(err error) error {
 // and address.
 func (c *Client) logContext(ctx context.Context) context.Context {
 	ctx = tflog.NewSubsystem(ctx, logSubsystem, tflog.WithLevelFromEnv("TF_LOG_PROVIDER_BROWSERPROFILE_HTTP"))
-	for _, secret := range []string{c.cfg.Token, paceStorePassword(c.cfg.PaceStore)} {
-		if len(secret) >= redact.ShortSecret {
-			ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, secret)
-			ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, secret)
-		}
+	if len(c.logMasked) > 0 {
+		ctx = tflog.SubsystemMaskAllFieldValuesStrings(ctx, logSubsystem, c.logMasked...)
+		ctx = tflog.SubsystemMaskMessageStrings(ctx, logSubsystem, c.logMasked...)
 	}
 	ctx = tflog.SubsystemMaskFieldValuesWithFieldKeys(ctx, logSubsystem, "authorization")
 	return ctx
