@@ -162,13 +162,12 @@ func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 		if !wasAway {
 			s.note = err
 		}
-		s.peers = nil
-		p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
+		p.countOwn()
 	case errors.Is(err, ErrBusy), ctx.Err() != nil:
 		s.note = err
 	default:
-		s.ended, s.peers = fmt.Errorf("pacing alone: %w", err), nil
-		p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
+		s.ended = fmt.Errorf("pacing alone: %w", err)
+		p.countOwn()
 	}
 	if !ran {
 		op()
@@ -226,6 +225,13 @@ func (p *Pacer) load(b []byte, now time.Time) {
 func (p *Pacer) loadNone(now time.Time) {
 	p.fresh()
 	p.checked = now
+	p.countOwn()
+}
+
+// countOwn counts p's own requests alone, in flight and unanswered: the
+// other members' no longer count.
+func (p *Pacer) countOwn() {
+	p.shared.peers = nil
 	p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
 }
 
