@@ -120,6 +120,7 @@ type Store struct {
 	version  string          // the version of the state last seen; "" before the first step
 	state    []byte          // and that state (nil for none)
 	live     map[string]bool // the live members, as Redis last told
+	renewed  time.Time       // when a step last renewed this member's liveness
 	awayTil  time.Time       // Redis is not asked until then
 	awayFor  time.Duration   // the last wait, doubled at each failure in a row
 	awayWhy  error           // the failure that began it
@@ -268,6 +269,7 @@ func (s *Store) run(ctx context.Context, version string, next []byte, retried bo
 	if saved == 1 && len(res) != 3 || saved != 1 && len(res) != 4 {
 		return s.fail(errors.New("an answer this store did not ask for"))
 	}
+	s.renewed = s.now()
 	v, _ := res[1].(string)
 	members, _ := res[len(res)-1].([]any)
 	s.live = make(map[string]bool, len(members))
@@ -326,8 +328,9 @@ func (s *Store) Gone(members []string) []string {
 	return slices.Clip(gone)
 }
 
-// heartbeat renews this member's liveness every Heartbeat, until Close,
-// unless Redis is left alone.
+// heartbeat renews this member's liveness every Heartbeat that no step
+// did, until Close, unless Redis is left alone. It holds no step up while
+// Redis answers it.
 func (s *Store) heartbeat() {
 	defer s.stopped.Done()
 	tick := time.NewTicker(Heartbeat)
@@ -339,12 +342,19 @@ func (s *Store) heartbeat() {
 		case <-tick.C:
 		}
 		s.mu.Lock()
-		if s.away() == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), StepWait)
-			if err := beat.Run(ctx, s.rdb, s.keys[2:], Silent.Milliseconds(), s.member, KeepUnused.Milliseconds()).Err(); err != nil {
-				_ = s.fail(err)
-			}
-			cancel()
+		quiet := s.away() == nil && s.now().Sub(s.renewed) >= Heartbeat
+		s.mu.Unlock()
+		if !quiet {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), StepWait)
+		err := beat.Run(ctx, s.rdb, s.keys[2:], Silent.Milliseconds(), s.member, KeepUnused.Milliseconds()).Err()
+		cancel()
+		s.mu.Lock()
+		if err == nil {
+			s.renewed = s.now()
+		} else if s.away() == nil {
+			_ = s.fail(err)
 		}
 		s.mu.Unlock()
 	}
