@@ -61,20 +61,13 @@ func TestE2E_plansAtOnceShareOneLimit(t *testing.T) {
 				addr, counts = front(t, addr)
 			}
 			paceDir := t.TempDir()
-			var wg sync.WaitGroup
-			outs, errs := make([]string, plans), make([]error, plans)
-			for i := range plans {
-				w := newWorkspace(t, fleetPlan("http://"+addr+"/production/api/v1", paceDir, i*reads, reads))
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					outs[i], errs[i] = w.run(nil, "plan", "-input=false", "-no-color", "-refresh=false")
-				}()
+			ws := make([]*workspace, plans)
+			for i := range ws {
+				ws[i] = newWorkspace(t, fleetPlan("http://"+addr+"/production/api/v1", paceDir, i*reads, reads))
 			}
-			wg.Wait()
-			for i, err := range errs {
-				if err != nil || !strings.Contains(outs[i], fmt.Sprintf("read = %d", reads)) {
-					t.Errorf("plan %d: %v\n%s", i, err, outs[i])
+			for i, err := range startPlans(ws, make([][]string, plans), reads)() {
+				if err != nil {
+					t.Errorf("plan %d: %v", i, err)
 				}
 			}
 			requests, refused := counts()
@@ -109,30 +102,23 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 			redisd, stop := daemons.Redis(t, true, "user default off", "user fleet on >"+password+" ~browserprofile:pace:* "+paceredis.ACL,
 				"user admin on >admin ~* +@all")
 			store := "redis://fleet:" + password + "@" + redisd.Addr
-			var wg sync.WaitGroup
-			outs, errs, logs := make([]string, plans), make([]error, plans), make([]string, plans)
-			for i := range plans {
-				w := newWorkspace(t, fleetPlan("http://"+addr+"/production/api/v1", t.TempDir(), i*reads, reads))
-				home := t.TempDir()
+			ws, envs, logs := make([]*workspace, plans), make([][]string, plans), make([]string, plans)
+			for i := range ws {
+				env, home := apart(t)
 				logs[i] = filepath.Join(home, "terraform.log")
-				env := []string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "TMPDIR=" + t.TempDir(),
-					"BROWSERPROFILE_PACE_STORE=" + store, "TF_LOG=trace", "TF_LOG_PATH=" + logs[i]}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					outs[i], errs[i] = w.run(env, "plan", "-input=false", "-no-color", "-refresh=false")
-				}()
+				envs[i] = append(env, "BROWSERPROFILE_PACE_STORE="+store, "TF_LOG=trace", "TF_LOG_PATH="+logs[i])
+				ws[i] = newWorkspace(t, fleetPlan("http://"+addr+"/production/api/v1", filepath.Join(home, "pace"), i*reads, reads))
 			}
+			wait := startPlans(ws, envs, reads)
 			if stopped {
 				for deadline := time.Now().Add(time.Minute); s.Requests.Load() < plans*reads/4 && time.Now().Before(deadline); {
 					time.Sleep(10 * time.Millisecond) // the fleet's progress, watched: no bound on anything
 				}
 				stop()
 			}
-			wg.Wait()
-			for i, err := range errs {
-				if err != nil || !strings.Contains(outs[i], fmt.Sprintf("read = %d", reads)) {
-					t.Errorf("plan %d: %v\n%s", i, err, outs[i])
+			for i, err := range wait() {
+				if err != nil {
+					t.Errorf("plan %d: %v", i, err)
 				}
 			}
 			all := statuses()
@@ -169,6 +155,37 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startPlans starts a plan in every workspace at once, each with its
+// environment; what it returns waits for them all, and gives each plan's
+// error: its own, or that it did not read reads profiles.
+func startPlans(ws []*workspace, envs [][]string, reads int) (wait func() []error) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(ws))
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := w.run(envs[i], "plan", "-input=false", "-no-color", "-refresh=false")
+			if err == nil && !strings.Contains(out, fmt.Sprintf("read = %d", reads)) {
+				err = fmt.Errorf("the plan did not read its %d profiles", reads)
+			}
+			if err != nil {
+				err = fmt.Errorf("%w\n%s", err, out)
+			}
+			errs[i] = err
+		}()
+	}
+	return func() []error { wg.Wait(); return errs }
+}
+
+// apart is the environment of a plan with nothing on disk in common with
+// the others, as on a machine of its own: a home (returned), a cache and a
+// temporary folder of its own.
+func apart(tb testing.TB) (env []string, home string) {
+	home = tb.TempDir()
+	return []string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "TMPDIR=" + tb.TempDir()}, home
 }
 
 // fleetPlan is one plan of the fleet: the list and reads profiles of its
@@ -390,30 +407,16 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		dir := shared
 		envs[i] = env
 		if row.apart {
-			home := b.TempDir()
-			dir, envs[i] = filepath.Join(home, "pace"), append([]string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
-				"TMPDIR=" + b.TempDir()}, env...)
+			own, home := apart(b)
+			dir, envs[i] = filepath.Join(home, "pace"), append(own, env...)
 		}
 		ws[i] = newWorkspace(b, fleetPlan(base, dir, i*fleetReads, fleetReads))
 	}
 	if timed {
 		b.ResetTimer()
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, row.k)
 	began := time.Now()
-	for i, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := w.run(envs[i], "plan", "-input=false", "-no-color", "-refresh=false")
-			if err == nil && !strings.Contains(out, fmt.Sprintf("read = %d", fleetReads)) {
-				err = fmt.Errorf("the plan did not read its profiles:\n%s", out)
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
+	errs := startPlans(ws, envs, fleetReads)()
 	r := fleetRun{took: time.Since(began), span: last.Sub(first)}
 	if timed {
 		b.StopTimer()
