@@ -55,7 +55,11 @@
 // flight, and each step (a request asking to go, its answer, its release)
 // loads it whole under the store's lock, runs as a lone Pacer's would, and
 // saves it whole. So they are one Pacer whose requests come from several
-// processes. One process alone steps as an unshared Pacer does, but that
+// processes. A process's steps that arrive while the store answers for
+// another are queued for the next round trip, which runs them all, in
+// order: an answer or a release queued returns at once, and an ask waits
+// for the round trip that runs it, so a distant store costs a request the
+// round trip of its ask, not three round trips one after another. One process alone steps as an unshared Pacer does, but that
 // the pace's tokens round-trip to the nanosecond, its waiters ask again
 // within SharedPoll, and a state left untouched for Forget, with nothing
 // in flight or to wait for, is old news and starts afresh. A process joins

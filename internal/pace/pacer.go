@@ -150,13 +150,15 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 	for {
 		p.mu.Lock()
 		changed := p.changed
+		p.mu.Unlock()
 		now := p.clock.Now()
 		t, wait, ok := p.ask(ctx, now)
-		poll := p.pollAfter(wait)
-		p.mu.Unlock()
 		if ok {
 			return t, nil
 		}
+		p.mu.Lock()
+		poll := p.pollAfter(wait)
+		p.mu.Unlock()
 		if wait == untilAnswered {
 			// An answer wakes it (changed); it also asks again after
 			// the longest wait, which bounds every other wait too.
@@ -173,9 +175,16 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 	}
 }
 
-// ask is reserve as a step of the model (share.go).
+// ask is reserve as a step of the model (share.go), at now or, shared, when
+// its commit runs it; a wait is counted from then.
 func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, ok bool) {
-	p.step(ctx, now, func() { t, wait, ok = p.reserve(now) })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ranAt := now
+	p.step(ctx, now, true, func(now time.Time) { ranAt = now; t, wait, ok = p.reserve(now) })
+	if !ok && wait != untilAnswered && p.shared != nil {
+		wait = max(0, wait-p.clock.Now().Sub(ranAt))
+	}
 	return t, wait, ok
 }
 
@@ -254,8 +263,7 @@ func (p *Pacer) startRate() float64 {
 func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.clock.Now()
-	p.step(context.Background(), now, func() { p.done(t, a, now) })
+	p.step(context.Background(), p.clock.Now(), false, func(now time.Time) { p.done(t, a, now) })
 	p.wake()
 }
 
@@ -349,7 +357,7 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.step(context.Background(), p.clock.Now(), func() { p.inFlight--; p.own.InFlight-- })
+	p.step(context.Background(), p.clock.Now(), false, func(time.Time) { p.inFlight--; p.own.InFlight-- })
 	p.wake()
 }
 

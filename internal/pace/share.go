@@ -75,9 +75,14 @@ type sharing struct {
 	// wait for it, rather than all reading the state.
 	turn  chan struct{}
 	peers map[string]counts // the other members with requests let go, as last loaded
-	ended error             // why sharing ended; nil while it lasts
-	note  error             // what went amiss in a step while sharing lasts, until Note reads it
-	away  bool              // the store was away at the last step (ErrAway)
+	// The steps waiting for the next commit; committed is closed once it
+	// ran them, and committing is true while a commit is under way.
+	queue      []func(now time.Time)
+	committed  chan struct{}
+	committing bool
+	ended      error // why sharing ended; nil while it lasts
+	note       error // what went amiss in a step while sharing lasts, until Note reads it
+	away       bool  // the store was away at the last step (ErrAway)
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -92,7 +97,7 @@ type counts struct {
 func (p *Pacer) Share(store Shared) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.shared = &sharing{store: store, member: store.Member(), turn: make(chan struct{}, 1)}
+	p.shared = &sharing{store: store, member: store.Member(), turn: make(chan struct{}, 1), committed: make(chan struct{})}
 }
 
 // Alone says why a Pacer given a Shared paces alone: nil while it shares,
@@ -129,27 +134,83 @@ func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
 	return wait
 }
 
-// step runs op, one of the model's steps: on the shared state, loaded and
-// saved around it, while sharing lasts. A store that is busy (ErrBusy), or
-// a ctx done while it waits, leaves op to run on p's own copy of the model
-// as last loaded, and the next step shares again. A store that is away
-// (ErrAway) does too, with p's own requests only, and is noted once for
-// each absence. Should the store fail otherwise, sharing ends and p goes
-// on alone, with its own requests only.
-func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
+// step runs op, one of the model's steps, on p's own model at now when not
+// shared. While sharing lasts, it is queued, and a commit runs it at the
+// time it runs, with every step queued beside it, on the shared state
+// loaded and saved around them: a step costs the store one round trip
+// however many are queued, and the steps of one process never wait on each
+// other's round trips. The caller that finds no commit under way commits
+// (the queue, its own step among them); one that finds one returns at once,
+// or, if wait, once the next commit has run its step. p.mu is held, and
+// released while the store answers.
+func (p *Pacer) step(ctx context.Context, now time.Time, wait bool, op func(now time.Time)) {
 	s := p.shared
-	if s == nil || s.ended != nil {
-		op()
+	if s == nil || s.ended != nil && !s.committing {
+		op(now)
+		return
+	}
+	s.queue = append(s.queue, op)
+	if s.committing {
+		if wait {
+			committed := s.committed
+			p.mu.Unlock()
+			<-committed
+			p.mu.Lock()
+		}
+		return
+	}
+	s.committing = true
+	p.commit(ctx)
+	if len(s.queue) == 0 {
+		s.committing = false
+		return
+	}
+	// Steps queued while the store answered: committed in the background,
+	// so that this caller waits for its own round trip only.
+	go func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for len(s.queue) > 0 {
+			p.commit(context.Background())
+		}
+		s.committing = false
+	}()
+}
+
+// commit runs the queued steps as one step of the store's. A store that is
+// busy (ErrBusy), or a ctx done while it waits, leaves them to run on p's
+// own copy of the model as last loaded, and the next commit shares again.
+// A store that is away (ErrAway) does too, with p's own requests only, and
+// is noted once for each absence. Should the store fail otherwise, sharing
+// ends and p goes on alone, with its own requests only. p.mu is held, and
+// released while the store answers.
+func (p *Pacer) commit(ctx context.Context) {
+	s := p.shared
+	ops, committed := s.queue, s.committed
+	s.queue, s.committed = nil, make(chan struct{})
+	defer close(committed)
+	runAll := func(now time.Time) {
+		for _, op := range ops {
+			op(now)
+		}
+	}
+	if s.ended != nil {
+		runAll(p.clock.Now())
 		return
 	}
 	ran, own := false, p.own
+	p.mu.Unlock()
 	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
-		p.own = own // as before the step: a store may run it again
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		now := p.clock.Now()
+		p.own = own // as before the steps: a store may run them again
 		p.load(saved, now)
-		op()
+		runAll(now)
 		ran = true
 		return p.save(now), nil
 	})
+	p.mu.Lock()
 	wasAway := s.away
 	s.away = errors.Is(err, ErrAway)
 	switch {
@@ -170,7 +231,7 @@ func (p *Pacer) step(ctx context.Context, now time.Time, op func()) {
 		p.countOwn()
 	}
 	if !ran {
-		op()
+		runAll(p.clock.Now())
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -403,6 +405,73 @@ func TestShare_aStoreAwayGoesAloneUntilItAnswers(t *testing.T) {
 	b.Release(tb)
 	if note := b.Note(); !errors.Is(note, ErrAway) {
 		t.Fatalf("Note() = %v: want a new absence noted", note)
+	}
+}
+
+// heldStore is a member whose every Update, once armed, waits for the test
+// to let it go on: a store whose round trip takes as long as the test says.
+type heldStore struct {
+	member
+	entered, release chan struct{} // nil: not armed
+	updates          atomic.Int32  // armed Updates that saved
+}
+
+func (h *heldStore) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
+	if h.release == nil {
+		return h.member.Update(ctx, f)
+	}
+	h.entered <- struct{}{}
+	<-h.release
+	h.updates.Add(1)
+	return h.member.Update(ctx, f)
+}
+
+// TestShare_stepsQueuedWhileTheStoreAnswersShareOneRoundTrip: while one
+// step waits on the store, the process's other answers and releases return
+// at once, and the next round trip carries them all, with an ask that waits
+// for it and runs after them.
+func TestShare_stepsQueuedWhileTheStoreAnswersShareOneRoundTrip(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{gone: map[string]bool{}}
+	held := &heldStore{member: store.member("a")}
+	p := defaultPacer(clock)
+	p.Share(held)
+	tk1, _, _ := p.ask(bg, clock.now)
+	p.Done(tk1, Answer{})
+	clock.now = clock.now.Add(time.Second / StartRate)
+	tk2, _, ok := p.ask(bg, clock.now)
+	if !ok {
+		t.Fatal("the second request was held")
+	}
+	clock.now = clock.now.Add(time.Second / StartRate)
+
+	held.entered, held.release = make(chan struct{}), make(chan struct{})
+	go p.Done(tk2, Answer{})
+	<-held.entered // its round trip under way
+	p.Release(tk1) // returns at once: queued
+	asked := make(chan bool)
+	go func() {
+		_, _, ok := p.ask(bg, clock.now)
+		asked <- ok
+	}()
+	for queued := 0; queued < 2; runtime.Gosched() {
+		p.mu.Lock()
+		queued = len(p.shared.queue)
+		p.mu.Unlock()
+	}
+	held.release <- struct{}{} // the answer's round trip ends
+	<-held.entered             // the next one carries the release and the ask
+	held.release <- struct{}{}
+	if !<-asked {
+		t.Fatal("the ask queued behind the release was held")
+	}
+	if n := held.updates.Load(); n != 2 {
+		t.Fatalf("%d round trips: want 2, the answer's, then the release's and the ask's", n)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, err := decodeState(store.data); err != nil || st.members["a"] != (counts{InFlight: 2, Unanswered: 1}) {
+		t.Fatalf("members %+v (%v): want a's second request answered, and the third in flight", st.members, err)
 	}
 }
 
