@@ -58,16 +58,24 @@
 // processes. A process's steps that arrive while the store answers for
 // another are queued for the next round trip, which runs them all, in
 // order: an answer or a release queued returns at once, and an ask waits
-// for the round trip that runs it, so a distant store costs a request the
-// round trip of its ask, not three round trips one after another. One process alone steps as an unshared Pacer does, but that
-// the pace's tokens round-trip to the nanosecond, its waiters ask again
-// within SharedPoll, and a state left untouched for Forget, with nothing
-// in flight or to wait for, is old news and starts afresh. A process joins
-// with its first step, at the pace the others found. The state counts each
-// member's requests in flight; a member whose process ended or is stopped
-// (the store tells) is dropped at the next check, at most LivenessEvery
-// apart. The waiters of one process take turns at asking, and ask again
-// within SharedPoll, as another process's answer wakes none of them.
+// for the round trip that runs it. As a request waits for that round trip
+// anyway, a shared pace lets it go ahead of its token by the process's last
+// round trip (at most SharedPoll), at the token's time; the tokens spent
+// ahead are saved with the pace. So a distant store costs a request one
+// round trip, not three one after another, and its asks of one round trip
+// go at the pace. Such a request's gap to the one before is the pace's, not
+// what the service saw: its refusal is measured against the rate requests
+// went at over RateSpan alone. One process alone steps as an unshared Pacer
+// does, but that the pace's tokens round-trip to the nanosecond, its
+// waiters ask again within SharedPoll, and a state left untouched for
+// Forget, with nothing in flight or to wait for, is old news and starts
+// afresh. A process joins with its first step, at the pace the others
+// found. The state counts each member's requests in flight; a member whose
+// process ended or is stopped (the store tells) is dropped at the next
+// check, at most LivenessEvery apart. The waiters of one process take turns
+// at asking, but for those that find its round trip under way, which ask in
+// the next; they ask again within SharedPoll, as another process's answer
+// wakes none of them.
 //
 // The store bounds its wait for its lock: a step it cannot take in time
 // (ErrBusy), or whose context ends first, runs on the process's own copy of

@@ -55,6 +55,10 @@ type Pacer struct {
 	// and not yet released, and not yet answered (the gate's).
 	inFlight, unanswered int
 	pace                 *rate.Limiter // the model's pace, as x/time/rate works it; model.limiter between shared steps
+	// ahead is how long before its token the pace may let a request go:
+	// while shared, the last round trip to the store, which the request
+	// waits for anyway (share.go); 0 otherwise.
+	ahead time.Duration
 	model
 }
 
@@ -96,9 +100,13 @@ type tokenState struct {
 
 // Ticket is a request let go.
 type Ticket struct {
-	sent   time.Time
-	gap    time.Duration // since the request let go before it
-	others int           // the others in flight when it went
+	sent time.Time
+	gap  time.Duration // since the request let go before it
+	// ahead: let go ahead of its token, with others in one round trip to
+	// the store, all of which go as it ends: their gaps are the pace's,
+	// not what the service saw.
+	ahead  bool
+	others int // the others in flight when it went
 }
 
 // Answer is what the service said to a request.
@@ -137,23 +145,41 @@ func (p *Pacer) fresh() {
 
 // Wait blocks until a request may go, or ctx is done; it fails at once
 // when the wait would outlast ctx's deadline. Every Ticket is followed by
-// Done, then Release. The waiters of a shared Pacer take turns at asking.
+// Done, then Release. The waiters of a shared Pacer take turns at asking,
+// but for those that find its round trip to the store under way: they ask
+// in the next.
 func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
-	if s := p.shared; s != nil { // set before the first Wait, never after
-		select {
-		case s.turn <- struct{}{}:
-			defer func() { <-s.turn }()
-		case <-ctx.Done():
-			return Ticket{}, ctx.Err()
+	s := p.shared // set before the first Wait, never after
+	turn := false
+	defer func() {
+		if turn {
+			<-s.turn
 		}
-	}
+	}()
 	for {
 		p.mu.Lock()
 		changed := p.changed
+		join := s != nil && s.committing // its round trip is coming anyway
 		p.mu.Unlock()
+		if s != nil && !join && !turn {
+			select {
+			case s.turn <- struct{}{}:
+				turn = true
+			case <-changed: // an answer: a round trip may be under way
+				continue
+			case <-ctx.Done():
+				return Ticket{}, ctx.Err()
+			}
+		}
 		now := p.clock.Now()
 		t, wait, ok := p.ask(ctx, now)
 		if ok {
+			if early := t.sent.Sub(p.clock.Now()); early > 0 {
+				// Let go ahead of the pace, at most SharedPoll: it
+				// goes at its time, and is followed by Done whatever
+				// ctx says meanwhile.
+				<-p.clock.After(early)
+			}
 			return t, nil
 		}
 		p.mu.Lock()
@@ -188,9 +214,9 @@ func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Dur
 	return t, wait, ok
 }
 
-// reserve lets a request go at now, or says how long it waits before it
-// asks again (an answer may let it go sooner); untilAnswered when only an
-// answer can.
+// reserve lets a request go at now, or up to ahead later at its token's
+// time, or says how long it waits before it asks again (an answer may let
+// it go sooner); untilAnswered when only an answer can.
 func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	if p.held && p.polled.Before(now) {
 		// A request waited for the pace since: it is what holds them back.
@@ -208,26 +234,32 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	case p.probeGap > 0 && now.Before(p.probeAt):
 		return Ticket{}, p.probeAt.Sub(now), false
 	}
+	at := now // when it goes
 	if tokens := p.pace.TokensAt(now); tokens < 1 {
-		p.held = true
-		return Ticket{}, time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second))), false
+		wait := time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
+		if wait > p.ahead {
+			p.held = true
+			return Ticket{}, wait, false
+		}
+		at = now.Add(wait)
 	}
 	if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
 		return Ticket{}, wait, false
 	}
-	p.pace.AllowN(now, 1)
+	p.held = at.After(now)
+	p.pace.ReserveN(now, 1) // its token, which may be one to come
 	p.inFlight++
 	p.unanswered++
 	p.own.InFlight++
 	p.own.Unanswered++
 	if p.first.IsZero() {
-		p.first = now
+		p.first = at
 	}
-	t := Ticket{sent: now, others: p.inFlight - 1}
+	t := Ticket{sent: at, others: p.inFlight - 1, ahead: at.After(now)}
 	if n := len(p.sent); n > 0 {
-		t.gap = now.Sub(p.sent[n-1])
+		t.gap = at.Sub(p.sent[n-1])
 	}
-	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), now)
+	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), at)
 	return t, 0, true
 }
 
@@ -337,11 +369,15 @@ func (p *Pacer) probe(a Answer, now time.Time) {
 
 // cutPace cuts the pace to Backoff of the rate refused: the pace or, if
 // lower, the rate requests went at (over RateSpan or since the one before,
-// the faster; a first request's gap of 0 is the pace), or, after probing,
+// the faster; a first request's gap of 0 is the pace; one let go ahead,
+// over RateSpan alone), or, after probing,
 // the rate accepted over the last second. A refusal during a start starts
 // again lower, from FirstBackoff of that rate up to Backoff of it.
 func (p *Pacer) cutPace(t Ticket, now time.Time) {
-	measured := max(p.sentRate(), 1/t.gap.Seconds())
+	measured := p.sentRate()
+	if !t.ahead {
+		measured = max(measured, 1/t.gap.Seconds())
+	}
 	if p.probed {
 		measured = p.acceptedRate(now)
 	}

@@ -198,7 +198,7 @@ func (p *Pacer) commit(ctx context.Context) {
 		runAll(p.clock.Now())
 		return
 	}
-	ran, own := false, p.own
+	ran, ranAt, own := false, time.Time{}, p.own
 	p.mu.Unlock()
 	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
 		p.mu.Lock()
@@ -207,14 +207,16 @@ func (p *Pacer) commit(ctx context.Context) {
 		p.own = own // as before the steps: a store may run them again
 		p.load(saved, now)
 		runAll(now)
-		ran = true
+		ran, ranAt = true, now
 		return p.save(now), nil
 	})
 	p.mu.Lock()
+	p.ahead = 0
 	wasAway := s.away
 	s.away = errors.Is(err, ErrAway)
 	switch {
 	case err == nil:
+		p.ahead = min(p.clock.Now().Sub(ranAt), SharedPoll)
 		return
 	case ran && errors.Is(err, ErrHealed):
 		s.note = err
@@ -317,13 +319,22 @@ func (p *Pacer) members() map[string]counts {
 }
 
 // limiterAt is a limiter of the pace l (burst 1) holding tokens at at:
-// a full one that spent its token when it would have held none, rounded
-// to the nanosecond before, so that a wait the limiter told is never
-// lengthened by the round trip through the state.
+// a full one that spent its token when it would have held its fraction
+// of one, rounded to the nanosecond before, so that a wait the limiter
+// told is never lengthened by the round trip through the state; and that
+// then reserved the tokens of the requests let go ahead of the pace (the
+// whole tokens under none).
 func limiterAt(l rate.Limit, tokens float64, at time.Time) *rate.Limiter {
 	lim := rate.NewLimiter(l, 1)
-	if tokens < 1 && l > 0 && l != rate.Inf {
-		lim.AllowN(at.Add(-time.Duration(math.Ceil(tokens/float64(l)*float64(time.Second)))), 1)
+	if tokens >= 1 || l <= 0 || l == rate.Inf {
+		return lim
+	}
+	ahead := math.Ceil(-min(tokens, 0))
+	lim.AllowN(at.Add(-time.Duration(math.Ceil((tokens+ahead)/float64(l)*float64(time.Second)))), 1)
+	if ahead > 0 {
+		lim.SetBurstAt(at, int(ahead))
+		lim.ReserveN(at, int(ahead))
+		lim.SetBurstAt(at, 1)
 	}
 	return lim
 }

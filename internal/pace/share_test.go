@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -472,6 +473,162 @@ func TestShare_stepsQueuedWhileTheStoreAnswersShareOneRoundTrip(t *testing.T) {
 	defer p.mu.Unlock()
 	if st, err := decodeState(store.data); err != nil || st.members["a"] != (counts{InFlight: 2, Unanswered: 1}) {
 		t.Fatalf("members %+v (%v): want a's second request answered, and the third in flight", st.members, err)
+	}
+}
+
+// TestShare_aWaiterJoinsARoundTripUnderWay: a waiter that finds its
+// process's round trip to the store under way asks in the next one, without
+// waiting for its turn at asking, which another waiter holds.
+func TestShare_aWaiterJoinsARoundTripUnderWay(t *testing.T) {
+	clock := &syncClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{gone: map[string]bool{}}
+	held := &heldStore{member: store.member("a")}
+	p := defaultPacer(clock)
+	p.Share(held)
+	tk, _, _ := p.ask(bg, clock.Now())
+	p.Done(tk, Answer{})
+	p.Release(tk)
+	clock.add(time.Second / StartRate)
+	tk, _, _ = p.ask(bg, clock.Now())
+	p.Done(tk, Answer{})
+	clock.add(time.Second / StartRate)
+
+	held.entered, held.release = make(chan struct{}), make(chan struct{})
+	go p.Release(tk)
+	<-held.entered
+	p.shared.turn <- struct{}{} // another waiter's turn
+	went := make(chan error)
+	go func() {
+		_, err := p.Wait(bg)
+		went <- err
+	}()
+	for queued := 0; queued < 1; runtime.Gosched() {
+		p.mu.Lock()
+		queued = len(p.shared.queue)
+		p.mu.Unlock()
+	}
+	held.release <- struct{}{}
+	<-held.entered
+	held.release <- struct{}{}
+	if err := <-went; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncClock is a fakeClock that goroutines may share.
+type syncClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *syncClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (*syncClock) After(time.Duration) <-chan time.Time { return nil }
+
+func (c *syncClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// farStore is a heldStore whose armed Updates take trip on the clock once
+// their step ran: a store whose answer comes back a round trip later.
+type farStore struct {
+	heldStore
+	clock *syncClock
+	trip  time.Duration
+}
+
+func (f *farStore) Update(ctx context.Context, step func([]byte) ([]byte, error)) error {
+	err := f.heldStore.Update(ctx, step)
+	if f.release != nil {
+		f.clock.add(f.trip)
+	}
+	return err
+}
+
+// TestShare_letsGoAheadWithinTheStoresRoundTrip: the asks queued behind a
+// round trip to the store go ahead of their tokens by that round trip, each
+// at its token's time, and the next waits; the state keeps the tokens spent
+// ahead, so that another Pacer waits for the token after them; and the
+// refusal of a request let go ahead is measured against the rate requests
+// went at, not its gap, which was the pace's.
+func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
+	clock := &syncClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{gone: map[string]bool{}}
+	const trip = 20 * time.Millisecond // two tokens at StartRate
+	far := &farStore{heldStore: heldStore{member: store.member("a")}, clock: clock, trip: trip}
+	a := defaultPacer(clock)
+	a.Share(far)
+	first, _, _ := a.ask(bg, clock.Now())
+	a.Done(first, Answer{})
+	clock.add(time.Second / StartRate)
+
+	far.entered, far.release = make(chan struct{}), make(chan struct{})
+	type asked struct {
+		t    Ticket
+		wait time.Duration
+		ok   bool
+	}
+	answers := make(chan asked)
+	ask := func() {
+		t, wait, ok := a.ask(bg, clock.Now())
+		answers <- asked{t, wait, ok}
+	}
+	go ask()
+	<-far.entered // its round trip under way: four more asks queue behind it
+	for range 4 {
+		go ask()
+	}
+	for queued := 0; queued < 4; runtime.Gosched() {
+		a.mu.Lock()
+		queued = len(a.shared.queue)
+		a.mu.Unlock()
+	}
+	went := clock.Now()
+	far.release <- struct{}{}
+	if got := <-answers; !got.ok || !got.t.sent.Equal(went) {
+		t.Fatalf("the ask that made the round trip: went %v at %v, want at %v", got.ok, got.t.sent, went)
+	}
+	<-far.entered
+	far.release <- struct{}{}
+	var sent []time.Time
+	var held []time.Duration
+	var last Ticket
+	for range 4 {
+		got := <-answers
+		if got.ok {
+			sent = append(sent, got.t.sent)
+			if got.t.sent.After(last.sent) {
+				last = got.t // the last let go, ahead
+			}
+		} else {
+			held = append(held, got.wait)
+		}
+	}
+	slices.SortFunc(sent, time.Time.Compare)
+	token, now := time.Second/StartRate, went.Add(trip)
+	if want := []time.Time{now, now.Add(token), now.Add(2 * token)}; !slices.Equal(sent, want) || len(held) != 1 {
+		t.Fatalf("let go at %v, %v held: want %v, and one held", sent, held, want)
+	}
+	if want := 3*token - trip; held[0] != want {
+		t.Fatalf("the fourth waits %v: want %v, counted from its step", held[0], want)
+	}
+	far.entered, far.release = nil, nil
+
+	b := defaultPacer(clock)
+	b.Share(store.member("b"))
+	if _, wait, ok := b.ask(bg, clock.Now()); ok || wait <= 0 || wait > token {
+		t.Fatalf("b went %v, or waits %v, beside the tokens a spent ahead: want to wait the next one's time", ok, wait)
+	}
+
+	a.Done(last, Answer{Refused: true})
+	if want := a.sentRate(); a.peak != want || want >= 1/last.gap.Seconds() {
+		t.Fatalf("the refusal took %v a second as the rate refused: want the rate they went at, %v", a.peak, want)
 	}
 }
 

@@ -196,6 +196,11 @@ func (d *decoder) times() []time.Time {
 	return ts
 }
 
+// maxAhead is the most requests a sane state lets go ahead of its pace
+// (its tokens under none): far more than any fleet lets go within
+// SharedPoll, and few enough to reserve again.
+const maxAhead = 1 << 20
+
 // sane tells a state the model can take up: a pace, and counts that are
 // not negative.
 func sane(st *state) bool {
@@ -206,7 +211,7 @@ func sane(st *state) bool {
 	}
 	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && finite(m.peak) &&
+	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && m.limiter.tokens >= -maxAhead && finite(m.peak) &&
 		finite(m.startBase) && (finite(m.startEnd) || m.startEnd == inf) && m.grown >= 0 && m.probeGap >= 0 &&
 		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
 }

@@ -177,8 +177,16 @@ func TestStore_goneMembers(t *testing.T) {
 func TestStore_awayUntilRedisAnswers(t *testing.T) {
 	d, stop := daemons.Redis(t, true)
 	s := open(t, "redis://"+d.Addr, nil, token)
+	// The heartbeat reads the store's time under its lock: so is it moved.
 	now := time.Now()
+	s.mu.Lock()
 	s.now = func() time.Time { return now }
+	s.mu.Unlock()
+	awayFor := func() time.Duration {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.awayFor
+	}
 	if _, err := save(t, s, "before"); err != nil {
 		t.Fatal(err)
 	}
@@ -188,18 +196,20 @@ func TestStore_awayUntilRedisAnswers(t *testing.T) {
 		if !errors.Is(err, pace.ErrAway) || !strings.Contains(err.Error(), d.Addr) {
 			t.Fatalf("step %d with Redis stopped: %v, want it away, named", i, err)
 		}
-		if s.awayFor != want {
-			t.Fatalf("left alone for %s: want %s", s.awayFor, want)
+		if got := awayFor(); got != want {
+			t.Fatalf("left alone for %s: want %s", got, want)
 		}
 		if _, err := save(t, s, "still away"); !errors.Is(err, pace.ErrAway) || !strings.Contains(err.Error(), "asked again from") {
 			t.Fatalf("the step after: %v, want it away without asking", err)
 		}
+		s.mu.Lock()
 		now = now.Add(want)
+		s.mu.Unlock()
 	}
 	_, stop = daemons.RedisAt(t, d)
 	defer stop()
-	if _, err := save(t, s, "after"); err != nil || s.awayFor != 0 {
-		t.Fatalf("once Redis answers again: %v, left alone for %s", err, s.awayFor)
+	if _, err := save(t, s, "after"); err != nil || awayFor() != 0 {
+		t.Fatalf("once Redis answers again: %v, left alone for %s", err, awayFor())
 	}
 }
 
