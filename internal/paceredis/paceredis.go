@@ -187,7 +187,7 @@ func Open(raw string, roots *x509.CertPool, format, base, token string) (*Store,
 		rdb:    redis.NewClient(opt),
 		where:  opt.Addr,
 		keys:   []string{name + ":state", name + ":version", name + ":live"},
-		member: randomHex(8),
+		member: rand.Text(),
 		now:    time.Now,
 		stop:   make(chan struct{}),
 	}
@@ -241,13 +241,16 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 		case !errors.Is(err, errStale):
 			return err
 		case spent(ctx):
-			return fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
+			return errBusy
 		}
 	}
 }
 
 // errStale is a save refused: another member saved since the version given.
 var errStale = errors.New("saved since")
+
+// errBusy is a step that others kept saving before for all of StepWait.
+var errBusy = fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
 
 // run saves next if the state is still at version, or takes up the state
 // saved since (errStale), and notes the live members either way. Time that
@@ -258,7 +261,7 @@ func (s *Store) run(ctx context.Context, version string, next []byte, retried bo
 	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		return ctx.Err() // the step's caller gave up: no fault of Redis
 	case err != nil && retried && spent(ctx):
-		return fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
+		return errBusy
 	case err != nil:
 		return s.fail(err)
 	}
@@ -385,10 +388,4 @@ func redactError(msg string, u *url.URL) string {
 		}
 	}
 	return msg
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
