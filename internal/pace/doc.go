@@ -8,24 +8,36 @@
 // its answer says whether anything is announced.
 //
 // Pacers that share nothing may share a quota: each sees the same count
-// remaining, and would spend it as if alone. So the gate measures its
-// share of the quota's spending: its answers in a window against the
-// count's fall over them (once it fell shareFall). A share under
-// aloneShare (others spend too: crowded) holds the Pacer to that share of
-// what remains, spread evenly until the reset, so that the Pacers together
-// spend it as one client would, whoever they are; alone, or sharing the
-// model, a Pacer measures all of it and spends at once. A reset given as a
-// whole second rounded up (GitHub's epoch second) is up to a second late:
-// a new window's answer before the old one's reset says how early windows
-// end (early), an answer of the old window to a request sent at a time
-// says they end after it (late), and the reset is taken early by the
-// least of it. A crowded gate spreads its share until the middle of where
-// the window may end, so its last requests tell which side of it they went,
-// and are never refused: they are its own. A request sent once the reset
-// was taken early and refused, or answered in the old window, forgets it.
-// A reset given as seconds from now drifts from answer to answer by its
-// rounding; the least of them is nearest the truth, and nothing more is
-// learnt.
+// remaining, and would spend it as if alone. So the gate measures its share
+// of the quota's spending: its answers in a window against the count's fall
+// over them, from the most remaining any of them announced (answers come
+// back in any order), weighed with the share it began the window with as
+// shareFall answers' worth. A Pacer that spent in the window before counts
+// from the window's limit: what others spent since the window began, they
+// spent beside it, and one answer tells a Pacer held to a small share that
+// they stopped. In its first window, what fell before its first answer may
+// be others that still spend or others that ended: the share it begins with
+// is a guess, as if they still spend (its one request of that fall), and
+// its next request goes at once to test it; if the count fell by that
+// request alone, they ended (runs one after another), and the guess is
+// dropped. With no limit announced, it measures once the count fell
+// shareFall. A share under aloneShare (others spend too: crowded) holds the
+// Pacer to that share of what remains, spread evenly until the reset (or
+// over maxWait, when the reset is further: it plans no further ahead than
+// it would wait, so that runs on a long window far above their needs are
+// not spread over its length), so that the Pacers together spend it as one
+// client would, whoever they are; alone, or sharing the model, a Pacer
+// measures all of it and spends at once. A reset given as a whole second
+// rounded up (GitHub's epoch second) is up to a second late: a new window's
+// answer before the old one's reset says how early windows end (early), an
+// answer of the old window to a request sent at a time says they end after
+// it (late), and the reset is taken early by the least of it. A crowded
+// gate spreads its share until the middle of where the window may end, so
+// its last requests tell which side of it they went, and are never refused:
+// they are its own. A request sent once the reset was taken early and
+// refused, or answered in the old window, forgets it. A reset given as
+// seconds from now drifts from answer to answer by its rounding; the least
+// of them is nearest the truth, and nothing more is learnt.
 //
 // Otherwise the service is taken to accept a steady rate it does not tell
 // (as the AWS SDKs' adaptive retry mode takes it), and one pace, in

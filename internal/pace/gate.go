@@ -29,8 +29,9 @@ const sameWindow = time.Second
 
 // The fair share's parameters (package doc).
 const (
-	// shareFall is how far a window's remaining count must have fallen
-	// since its first answer for the share to be measured from it.
+	// shareFall is how far a window's count must have fallen for a first
+	// share to be measured from it, and how many answers' worth the share
+	// a window began with weighs against the window's own.
 	shareFall = 4
 	// aloneShare is the least measured share of a Pacer taken to be alone
 	// (or a whole fleet's, sharing the model): it spends at once.
@@ -46,9 +47,11 @@ type gate struct {
 	known    bool   // a quota with a remaining count was announced
 	rolled   bool   // quota is the next window's, guessed: the next answer replaces it
 	// The fair share: this Pacer's answers against the quota's fall.
-	top    int           // the remaining count the window's first answer announced
-	spent  int           // the window's answers since that first, accepted
+	top    int           // where the window's count fell from: its limit, or the most remaining an answer announced
+	spent  int           // the window's answers counted in that fall
 	share  float64       // the share of the quota's fall that is this Pacer's, last measured; 0 before
+	prior  float64       // the share when the window began
+	guess  bool          // prior is the first window's guess, from what fell before its first answer, until its second
 	lastGo time.Time     // when the gate last let a request go
 	early  time.Duration // how long before its announced reset a window was seen to end, at least
 	late   time.Duration // and at most; 0 before it is known to be less than sameWindow
@@ -113,6 +116,8 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 	}
 	switch budget := allowed - float64(inFlight); {
 	case !g.known:
+	case g.guess && inFlight == 0 && g.quota.Remaining > 0:
+		// The share is a guess: one request tells whether others spend.
 	case budget < 1 && g.rolled:
 		return untilAnswered // the window's limit is a guess
 	case budget < 1:
@@ -120,8 +125,10 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 			return wait
 		}
 	case g.crowded() && !g.rolled:
-		// Its share of what remains, spread evenly until the reset.
-		gap := time.Duration(float64(g.spreadUntil().Sub(now)) / budget)
+		// Its share of what remains, spread evenly until the reset, or
+		// over maxWait when the reset is further: the gate plans no
+		// further ahead than it waits.
+		gap := time.Duration(float64(min(g.spreadUntil().Sub(now), maxWait)) / budget)
 		if wait := g.lastGo.Add(gap).Sub(now); wait > 0 {
 			return wait
 		}
@@ -161,7 +168,21 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) {
 			g.early = min(max(g.early, g.quota.Reset.Sub(now)), sameWindow)
 		}
 		g.quota, g.known, g.rolled = window{Limit: q.Limit, Remaining: q.Remaining, Reset: q.Reset}, true, false
-		g.top, g.spent, g.drifts = q.Remaining, 0, false
+		g.top, g.spent, g.drifts, g.prior, g.guess = q.Remaining, 0, false, g.share, false
+		switch {
+		case q.Limit <= q.Remaining:
+		case g.prior > 0:
+			// It spent in the window before: what others spent in this
+			// one since it began, they spent beside it.
+			g.top, g.spent = q.Limit, 1
+		default:
+			// Its first window: what others spent in it before this
+			// answer, they may still spend, or have ended. The share it
+			// begins with is a guess that they still spend, which its
+			// next request, let go at once, tests.
+			g.prior, g.guess = 1/float64(q.Limit-q.Remaining), true
+		}
+		g.measure()
 	case -next < sameWindow:
 		// A reset given as seconds from now, rounded up, is nearest the
 		// window's end in the answer that rounds least.
@@ -171,10 +192,30 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) {
 			g.late = max(min(cmp.Or(g.late, sameWindow), g.quota.Reset.Sub(sent)), g.early)
 		}
 		g.quota.Remaining, g.quota.Reset = min(g.quota.Remaining, q.Remaining), minTime(g.quota.Reset, q.Reset)
+		g.top = max(g.top, q.Remaining)
 		g.spent++
-		if fall := g.top - g.quota.Remaining; fall >= shareFall {
-			g.share = min(1, float64(g.spent)/float64(fall))
+		g.measure()
+	}
+}
+
+// measure takes the share from the window's answers: weighed with the
+// share the window began with as shareFall answers' worth, or, before
+// there was one, once the quota fell shareFall. A guess is dropped at the
+// answer that tests it if the count fell by the gate's requests alone.
+func (g *gate) measure() {
+	fall := g.top - g.quota.Remaining
+	if g.guess && g.spent > 0 {
+		g.guess = false
+		if fall == g.spent {
+			// Nobody spent beside it: those before it ended.
+			g.prior, g.share = 0, 0
 		}
+	}
+	switch {
+	case g.prior > 0:
+		g.share = min(1, (float64(g.spent)+shareFall*g.prior)/float64(fall+shareFall))
+	case fall >= shareFall:
+		g.share = min(1, float64(g.spent)/float64(fall))
 	}
 }
 

@@ -2,7 +2,9 @@ package pace
 
 import (
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -60,11 +62,10 @@ func (s *quotaService) answer(at time.Time) (accepted bool, h http.Header) {
 }
 
 // plan sends n requests, conc at a time, each answered rtt after it goes
-// (counted half way), through a gate in virtual time, every refused one
-// sent again; it returns how long they took and how many were refused.
-func plan(s *quotaService, n, conc int, rtt time.Duration, start time.Time) (took time.Duration, refused int) {
+// (counted half way), through g in virtual time, every refused one sent
+// again; it returns how long they took and how many were refused.
+func plan(s *quotaService, g *countedGate, n, conc int, rtt time.Duration, start time.Time) (took time.Duration, refused int) {
 	clock := &fakeClock{now: start}
-	g := &countedGate{maxWait: time.Minute}
 	type answer struct {
 		sent, at time.Time
 		accepted bool
@@ -115,7 +116,7 @@ func TestGate_obeysAnAnnouncedQuotaBeforeAnyRefusal(t *testing.T) {
 				name := fmt.Sprintf("%s, 100 per %s, round trip %s", family, window, rtt)
 				s := newQuotaService(100, window, 300*time.Millisecond, family)
 				start := time.Unix(1_800_000_000, 0).Add(4100 * time.Millisecond)
-				took, refused := plan(s, 301, 8, rtt, start)
+				took, refused := plan(s, &countedGate{maxWait: time.Minute}, 301, 8, rtt, start)
 				// The fourth window the plan needs opens two windows after
 				// the first ends.
 				firstEnds := window - start.Sub(s.q.Start)%window
@@ -229,5 +230,112 @@ func TestGate_learnsWhereARoundedWindowEnds(t *testing.T) {
 	}
 	if now = send(g, s, now); now.After(time.Unix(1_800_000_004, 0).Add(400 * time.Millisecond)) {
 		t.Fatalf("the window's 101st went at %s: want soon after its end at 4.3 s, not its rounded 5 s", now.Format("05.000"))
+	}
+}
+
+// Answers come back in any order, and a window's first to come is not the
+// first the service counted: the share is measured from the most remaining
+// any answer announced, whatever the order.
+func TestGate_measuresItsShareWhateverTheOrderOfAnswers(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	counted := []int{95, 90, 85, 80, 75} // its own, four others' between each
+	for turn := range 2 * len(counted) {
+		order := append(counted[turn%len(counted):], counted[:turn%len(counted)]...)
+		if turn >= len(counted) {
+			slices.Reverse(order)
+		}
+		g := &gate{}
+		for _, remaining := range order {
+			g.done(http.Header{"X-Ratelimit-Remaining": {strconv.Itoa(remaining)}, "X-Ratelimit-Reset": {"5"}}, false, now, now)
+		}
+		if math.Abs(g.share-0.2) > 1e-9 {
+			t.Errorf("answers in the order %v: share %.3f, want a fifth", order, g.share)
+		}
+	}
+}
+
+// A gate held to a small share takes the quota back when the others stop.
+// Its answers in a window are counted from the window's limit and weighed
+// against the share it began the window with, so that its first answer
+// tells it how much of the fall is its own; with its share measured only
+// once the count fell shareFall, a gate let one request go a window might
+// never measure it again.
+func TestGate_takesTheQuotaBackWhenTheOthersStop(t *testing.T) {
+	t.Parallel()
+	s := newQuotaService(100, 2*time.Second, 0, "discord")
+	now := time.Unix(1_800_000_000, 0).Add(100 * time.Millisecond)
+	a, b := &countedGate{maxWait: time.Minute}, &countedGate{maxWait: time.Minute}
+	now = send(a, s, now)
+	for range 60 {
+		now = send(b, s, now)
+	}
+	now = send(a, s, now)
+	if !a.crowded() || a.share > 0.1 {
+		t.Fatalf("share %.3f: want a small one", a.share)
+	}
+	// b has stopped. a's 40 go ten at a time, each answered 200 ms after
+	// it goes: alone, they would go at once in the next window, at 2 s.
+	// a spreads its share of the next window, growing as it sees the fall
+	// is its own, and is alone in the one after.
+	took, refused := plan(s, a, 40, 10, 200*time.Millisecond, now)
+	if end := now.Add(took); refused > 0 || end.After(time.Unix(1_800_000_006, 0)) {
+		t.Fatalf("alone after the others stopped, 40 requests ended at %s, %d refused: want them all within the next two windows, by 6 s", end.Format("05.000"), refused)
+	}
+}
+
+// On a quota of a long window, far above what the runs need, runs that
+// share nothing go at once. Two runs of 300 requests each behind 5,000 an
+// hour, and a run alone after others spent 1,000 of it, each take seconds:
+// a crowded gate spreads its share over the time to the reset only as far
+// as it would wait (maxWait), and one that began in a window others spent
+// takes that fall as theirs only until its own answers say otherwise.
+func TestGate_aLongWindowIsNotSpreadOverItsLength(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1_800_000_000, 0).Add(100 * time.Millisecond)
+	s := newQuotaService(5000, time.Hour, 0, "github")
+	a, b := &countedGate{maxWait: time.Minute}, &countedGate{maxWait: time.Minute}
+	na, nb := start, start
+	for range 300 {
+		na, nb = send(a, s, na), send(b, s, nb)
+	}
+	if !a.crowded() || na.Sub(start) > 20*time.Second || nb.Sub(start) > 20*time.Second {
+		t.Errorf("two runs of 300, shares %.2f and %.2f: took %s and %s, want at most 20 s", a.share, b.share, na.Sub(start), nb.Sub(start))
+	}
+	s = newQuotaService(5000, time.Hour, 0, "github")
+	earlier, g := &countedGate{maxWait: time.Minute}, &countedGate{maxWait: time.Minute}
+	now := start
+	for range 1000 {
+		now = send(earlier, s, now)
+	}
+	from := now
+	for range 300 {
+		now = send(g, s, now)
+	}
+	if took := now.Sub(from); took > 20*time.Second {
+		t.Errorf("a run after others spent 1,000: 300 took %s, share %.2f, want at most 20 s", took, g.share)
+	}
+}
+
+// A run that begins in a window others spent before it goes at once when
+// they have ended, as runs one after another in CI do: its first answer
+// makes it guess they still spend, and its second, sent at once, says
+// nobody spent beside it.
+func TestGate_aRunAfterOthersGoesAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, window := range []time.Duration{2 * time.Second, 10 * time.Second, time.Minute} {
+		for _, before := range []int{10, 60} {
+			s := newQuotaService(100, window, 0, "discord")
+			now := time.Unix(1_800_000_000, 0).Add(100 * time.Millisecond)
+			earlier, g := &countedGate{maxWait: 30 * time.Second}, &countedGate{maxWait: 30 * time.Second}
+			for range before {
+				now = send(earlier, s, now)
+			}
+			// 40 requests, ten at a time, each answered 20 ms after it
+			// goes: at once, they take 80 ms.
+			if took, refused := plan(s, g, 40, 10, 20*time.Millisecond, now); took > 150*time.Millisecond || refused > 0 {
+				t.Errorf("window %s, %d spent before: 40 took %s, %d refused; want at once, some 80 ms and one round trip", window, before, took, refused)
+			}
+		}
 	}
 }

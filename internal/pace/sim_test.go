@@ -164,14 +164,14 @@ func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.r
 // defaults, in front of lim (nil: none). A refused read is tried again
 // as the client does: after its Retry-After, or at once through the pacer.
 func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) simPlan {
-	return simulateFleet(seed, 1, reads, lim, net, p, told)[0]
+	return simulateFleet(seed, 1, reads, lim, net, 0, p, told)[0]
 }
 
 // simulateFleet runs plans such plans at once, as separate processes on
 // one machine would: each with its Pacer, whose waiters only its own
-// answers wake, started within launchSpread of the first, in front of one
+// answers wake, started within launch of the first, in front of one
 // limiter.
-func simulateFleet(seed uint64, plans, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) []simPlan {
+func simulateFleet(seed uint64, plans, reads int, lim limiter, net network, launch time.Duration, p func(Clock) *Pacer, told int) []simPlan {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Unix(1_800_000_000, 0).Add(time.Duration(rng.Int64N(int64(time.Second))))
 	s := &sim{now: start, rng: rng, lim: lim, net: net}
@@ -179,7 +179,7 @@ func simulateFleet(seed uint64, plans, reads int, lim limiter, net network, p fu
 	for i := range fleet {
 		pl := &process{id: i, told: told, start: start}
 		if i > 0 {
-			pl.start = start.Add(time.Duration(rng.Int64N(int64(launchSpread))))
+			pl.start = start.Add(time.Duration(rng.Int64N(int64(launch))))
 		}
 		if p != nil {
 			pl.pacer = p(s)
@@ -194,9 +194,6 @@ func simulateFleet(seed uint64, plans, reads int, lim limiter, net network, p fu
 	}
 	return out
 }
-
-// launchSpread is how far apart the processes of a fleet start.
-const launchSpread = 300 * time.Millisecond
 
 // runPlan starts pl: its list read, then its walkers.
 func (s *sim) runPlan(pl *process, reads int) {

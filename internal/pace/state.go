@@ -41,11 +41,11 @@ func encodeState(st *state) []byte {
 		startEnd = -1 // before the first refusal
 	}
 	e.float(m.peak, m.startBase, startEnd)
-	e.bool(m.cut, m.held, m.accepted, m.probed, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts)
+	e.bool(m.cut, m.held, m.accepted, m.probed, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
 	e.time(m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
 	e.int(int64(m.grown), int64(m.probeGap), int64(m.gate.early), int64(m.gate.late))
 	e.int(int64(m.window), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
-	e.float(m.gate.share)
+	e.float(m.gate.share, m.gate.prior)
 	e.times(m.sent)
 	e.times(m.acks)
 	e.int(int64(len(m.mostOK)))
@@ -75,12 +75,12 @@ func decodeState(b []byte) (state, error) {
 		m.startEnd = inf
 	}
 	m.cut, m.held, m.accepted, m.probed = d.bool(), d.bool(), d.bool(), d.bool()
-	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts = d.bool(), d.bool(), d.bool(), d.bool()
+	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess = d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
 	m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
 	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
 	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
 	m.window, m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int()), int(d.int())
-	m.gate.share = d.float()
+	m.gate.share, m.gate.prior = d.float(), d.float()
 	m.sent, m.acks = d.times(), d.times()
 	for n := d.count(); n > 0 && d.err == nil; n-- {
 		m.mostOK = append(m.mostOK, int(d.int()))
@@ -213,5 +213,5 @@ func sane(st *state) bool {
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && m.limiter.tokens >= -maxAhead && finite(m.peak) &&
 		finite(m.startBase) && (finite(m.startEnd) || m.startEnd == inf) && m.grown >= 0 && m.probeGap >= 0 &&
-		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
+		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
 }
