@@ -171,6 +171,7 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) {
 		g.top, g.spent, g.drifts, g.prior, g.guess = q.Remaining, 0, false, g.share, false
 		switch {
 		case q.Limit <= q.Remaining:
+			// No limit announced: the fall counts from this answer.
 		case g.prior > 0:
 			// It spent in the window before: what others spent in this
 			// one since it began, they spent beside it.
