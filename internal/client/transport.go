@@ -46,11 +46,11 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	answer := pace.Answer{Refused: rateLimited(resp)}
 	if answer.Refused {
 		answer.RetryAfter, _ = retryAfter(resp.Header, time.Now())
-	} else if resp.StatusCode < 300 {
+	}
+	if answer.Refused || resp.StatusCode < 300 {
 		// A quota is read from the answers it accepted, which a service
-		// announcing one sends with every one. A refusal's reset, often
-		// a rounding of a much shorter wait, holds only through its
-		// Retry-After.
+		// announcing one sends with every one; a refusal's tells whether
+		// it was the quota's.
 		answer.Quota = resp.Header
 	}
 	t.pacer.Done(ticket, answer)

@@ -21,7 +21,12 @@
 // its next request goes at once to test it; if the count fell by that
 // request alone, they ended (runs one after another), and the guess is
 // dropped. With no limit announced, it measures once the count fell
-// shareFall. A share under aloneShare (others spend too: crowded) holds the
+// shareFall. A refusal announcing nothing remaining of the gate's window
+// (or of one before it) was the quota's: others spent it. The gate holds
+// requests until the reset, the count's fall to nothing counts to its
+// share, and the pace (below) is not cut, as the refusal says nothing of a
+// rate the service does not tell; a refusal with some of the quota
+// remaining (a second limit), or of a later window, cuts it. A share under aloneShare (others spend too: crowded) holds the
 // Pacer to that share of what remains, spread evenly until the reset (or
 // over maxWait, when the reset is further: it plans no further ahead than
 // it would wait, so that runs on a long window far above their needs are

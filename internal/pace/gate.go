@@ -138,19 +138,19 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 }
 
 // done reads the quota announced by the headers of the answer at now to a
-// request sent at sent (nil when none came, as for a refusal). Answers may
-// arrive out of order: within one window the least remaining wins, and an
-// answer of an earlier window, or whose reset has passed, is old news.
-// Each accepted answer of a window after its first counts to the share. A
-// window seen to end before its announced reset tells how early windows
-// end (early); a request sent once the reset was taken to have come, and
-// refused or answered in the old window, says they do not.
-func (g *gate) done(h http.Header, refused bool, sent, now time.Time) {
+// request sent at sent (nil when none came). Answers may arrive out of
+// order: within one window the least remaining wins, and an answer of an
+// earlier window, or whose reset has passed, is old news. Each accepted
+// answer of a window after its first counts to the share. A window seen to
+// end before its announced reset tells how early windows end (early); a
+// request sent once the reset was taken to have come, and refused or
+// answered in the old window, says they do not. A refusal is read by
+// refused, and done tells whether it was the quota's.
+func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bool) {
 	g.answered = true
 	afterRoll := g.rolled && !sent.Before(g.resetAt())
-	if refused && afterRoll {
-		// The window had not reset when it was taken to, and is spent.
-		g.early, g.rolled, g.quota.Remaining = 0, false, 0
+	if refused {
+		return g.refused(h, afterRoll, now)
 	}
 	q, ok := Announced(h, now)
 	if !ok || q.Remaining < 0 || !q.Reset.After(now) {
@@ -197,6 +197,32 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) {
 		g.spent++
 		g.measure()
 	}
+	return false
+}
+
+// refused reads a refusal of a request, sent once the reset was taken to
+// have come when afterRoll, and tells whether it was the quota's. Its own
+// quota, often a rounding of a much shorter wait, is no window to go by;
+// but one announcing nothing remaining of the gate's window, or of one
+// before it, was the quota's, spent by others beside this Pacer, and says
+// nothing of any other limit. Of the gate's window (its reset within
+// sameWindow), it is spent: the gate holds requests until the reset, and
+// the count's fall to nothing counts to the share. One sent after the
+// reset was taken to have come says the window had not reset.
+func (g *gate) refused(h http.Header, afterRoll bool, now time.Time) bool {
+	if afterRoll {
+		g.early, g.rolled, g.quota.Remaining = 0, false, 0
+	}
+	q, ok := Announced(h, now)
+	next := q.Reset.Sub(g.quota.Reset)
+	if !ok || !g.known || q.Remaining != 0 || next >= sameWindow {
+		return false
+	}
+	if !g.rolled && -next < sameWindow {
+		g.quota.Remaining = 0
+		g.measure()
+	}
+	return true
 }
 
 // measure takes the share from the window's answers: weighed with the

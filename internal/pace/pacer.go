@@ -113,7 +113,7 @@ type Ticket struct {
 type Answer struct {
 	Refused    bool          // a rate limit's answer (429, or a 403 that says so)
 	RetryAfter time.Duration // how long a refusal asked to wait, if it did
-	Quota      http.Header   // an accepted answer's headers, for the quota they announce
+	Quota      http.Header   // the answer's headers, for the quota they announce
 	Failed     bool          // no answer at all: the request may not have arrived
 }
 
@@ -303,7 +303,7 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	p.own.Unanswered--
 	p.unanswered--
-	p.gate.done(a.Quota, a.Refused, t.sent, now)
+	quotas := p.gate.done(a.Quota, a.Refused, t.sent, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
 		if until := now.Add(min(a.RetryAfter, p.maxWait)); until.After(p.pausedTil) {
 			p.pausedTil = until
@@ -317,6 +317,9 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	case a.Failed || !fresh:
 	case !a.Refused:
 		p.accept(t)
+	case quotas:
+		// The announced quota's, which the gate obeys: no sign of a rate
+		// the service does not tell.
 	default:
 		p.refuse(t, a, now)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -448,5 +449,55 @@ func TestPacer_trajectoryAfterARefusal(t *testing.T) {
 		if w, pinned := want[at]; pinned && math.Abs(paceAt-w) > 1e-9 {
 			t.Errorf("%v after the refusal: pace %.6f, want %.6f", at, paceAt, w)
 		}
+	}
+}
+
+// A refusal announcing nothing remaining of the quota the gate obeys was
+// the quota's, spent by others beside this Pacer: the gate holds requests
+// until its reset, and the pace, which stands for a rate the service does
+// not tell, is left as it was; so is one of the window before, answered
+// late. Any other refusal cuts it: one with some of the quota remaining (a
+// second limit, as GitHub's secondary ones), one of a later window (a
+// longer quota), or one announcing nothing.
+func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	reset := start.Add(2 * time.Second)
+	quota := func(remaining int, reset time.Time) http.Header {
+		return http.Header{
+			"X-Ratelimit-Limit":     {"100"},
+			"X-Ratelimit-Remaining": {strconv.Itoa(remaining)},
+			"X-Ratelimit-Reset":     {strconv.FormatInt(reset.Unix(), 10)},
+		}
+	}
+	for _, c := range []struct {
+		name          string
+		refusal       http.Header
+		quotas, holds bool
+	}{
+		{"the quota spent", quota(0, reset), true, true},
+		{"some of the quota remaining", quota(30, reset), false, false},
+		{"the window before spent", quota(0, reset.Add(-2*time.Second)), true, false},
+		{"a later window spent", quota(0, reset.Add(time.Hour)), false, false},
+		{"nothing announced", nil, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := &fakeClock{now: start}
+			p := New(clock, 8, 0, time.Minute)
+			tk, _, _ := p.reserve(clock.now)
+			p.Done(tk, Answer{Quota: quota(60, reset)})
+			p.Release(tk)
+			clock.now = clock.now.Add(100 * time.Millisecond)
+			tk, _, _ = p.reserve(clock.now)
+			before := p.pace.Limit()
+			p.Done(tk, Answer{Refused: true, Quota: c.refusal})
+			p.Release(tk)
+			if cut := p.pace.Limit() < before; cut == c.quotas {
+				t.Errorf("pace %.0f before the refusal, %.0f after: want it cut %v", before, p.pace.Limit(), !c.quotas)
+			}
+			now := clock.now.Add(time.Second)
+			if _, wait, _ := p.reserve(now); c.holds && wait != reset.Add(resetMargin).Sub(now) {
+				t.Errorf("a second after the refusal: held %v; want until the reset, %v", wait, reset.Add(resetMargin).Sub(now))
+			}
+		})
 	}
 }

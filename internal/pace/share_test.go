@@ -208,17 +208,20 @@ func TestShare_quotaApartOnABusyMachine(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			// Ten fleets: the share refused of three varies more from
+			// seed to seed than from one model to the next.
 			var got figures
-			for seed := range uint64(3) {
+			const fleets = 10
+			for seed := range uint64(fleets) {
 				r, s := runFleet(seed, 16, c.new(), busy, false)
-				got.worst, got.refused = max(got.worst, r), max(got.refused, s)
+				got.worst, got.refused = max(got.worst, r), got.refused+s/fleets
 			}
-			t.Logf("K = 16 apart: worst %.3fx, %.2f%% refused", got.worst, got.refused)
+			t.Logf("K = 16 apart: worst %.3fx, %.2f%% refused on average", got.worst, got.refused)
 			// The targets of a quiet machine are 1.2x and 1%; the model
-			// reaches 1.23x and 1.5% here, and through Terraform, on a
+			// reaches 1.08x and 1.4% here, and through Terraform, on a
 			// machine as busy, meets them (make bench-fleet).
-			if want := (figures{worst: 1.3, refused: 2}); !want.within(got) {
-				t.Errorf("worst %.3fx, %.2f%% refused: want <= %.2fx, <= %.1f%%", got.worst, got.refused, want.worst, want.refused)
+			if want := (figures{worst: 1.15, refused: 1.5}); !want.within(got) {
+				t.Errorf("worst %.3fx, %.2f%% refused on average: want <= %.2fx, <= %.1f%%", got.worst, got.refused, want.worst, want.refused)
 			}
 		})
 	}

@@ -125,7 +125,7 @@ func (a *announcing) admit(at time.Time) (bool, time.Duration, http.Header) {
 		return true, 0, h
 	}
 	q, _ := Announced(h, at)
-	return false, ratelimit.RetryAfter(q.Reset.Sub(at)), nil
+	return false, ratelimit.RetryAfter(q.Reset.Sub(at)), h
 }
 func (*announcing) finish(time.Time) {}
 
