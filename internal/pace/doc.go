@@ -21,18 +21,21 @@
 // its next request goes at once to test it; if the count fell by that
 // request alone, they ended (runs one after another), and the guess is
 // dropped. With no limit announced, it measures once the count fell
-// shareFall. A refusal announcing nothing remaining of the gate's window
-// (or of one before it) was the quota's: others spent it. The gate holds
-// requests until the reset, the count's fall to nothing counts to its
-// share, and the pace (below) is not cut, as the refusal says nothing of a
-// rate the service does not tell; a refusal with some of the quota
-// remaining (a second limit), or of a later window, cuts it. A share under aloneShare (others spend too: crowded) holds the
+// shareFall. A share under aloneShare (others spend too: crowded) holds the
 // Pacer to that share of what remains, spread evenly until the reset (or
 // over maxWait, when the reset is further: it plans no further ahead than
 // it would wait, so that runs on a long window far above their needs are
 // not spread over its length), so that the Pacers together spend it as one
 // client would, whoever they are; alone, or sharing the model, a Pacer
-// measures all of it and spends at once. A reset given as a whole second
+// measures all of it and spends at once. A refusal announcing nothing
+// remaining of the gate's window (or of one before it), of the same limit,
+// was the quota's: others spent it. The gate holds requests until the
+// reset, the count's fall to nothing counts to its share, and the pace
+// (below) is not cut, as the refusal says nothing of a rate the service
+// does not tell. A refusal with some of the quota remaining (a second
+// limit), or of a later window, cuts it, as does one of a request sent
+// once the reset was taken to have come: the reset the gate would hold
+// requests until is behind it. A reset given as a whole second
 // rounded up (GitHub's epoch second) is up to a second late: a new window's
 // answer before the old one's reset says how early windows end (early), an
 // answer of the old window to a request sent at a time says they end after

@@ -204,18 +204,24 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bo
 // have come when afterRoll, and tells whether it was the quota's. Its own
 // quota, often a rounding of a much shorter wait, is no window to go by;
 // but one announcing nothing remaining of the gate's window, or of one
-// before it, was the quota's, spent by others beside this Pacer, and says
-// nothing of any other limit. Of the gate's window (its reset within
-// sameWindow), it is spent: the gate holds requests until the reset, and
-// the count's fall to nothing counts to the share. One sent after the
-// reset was taken to have come says the window had not reset.
+// before it, of the same limit, was the quota's, spent by others beside
+// this Pacer, and says nothing of any other limit. Of the gate's window
+// (its reset within sameWindow), it is spent: the gate holds requests
+// until the reset, and the count's fall to nothing counts to the share.
+// One sent after the reset was taken to have come says the window had not
+// reset, so the reset the gate would hold requests until is behind it (its
+// clock and the service's differ, or the window ends late): that refusal
+// is read as any other, so that the pace, not the gate, spaces what
+// follows.
 func (g *gate) refused(h http.Header, afterRoll bool, now time.Time) bool {
 	if afterRoll {
 		g.early, g.rolled, g.quota.Remaining = 0, false, 0
+		return false
 	}
 	q, ok := Announced(h, now)
 	next := q.Reset.Sub(g.quota.Reset)
-	if !ok || !g.known || q.Remaining != 0 || next >= sameWindow {
+	sameLimit := q.Limit < 0 || g.quota.Limit < 0 || q.Limit == g.quota.Limit
+	if !ok || !g.known || q.Remaining != 0 || !sameLimit || next >= sameWindow {
 		return false
 	}
 	if !g.rolled && -next < sameWindow {

@@ -458,27 +458,33 @@ func TestPacer_trajectoryAfterARefusal(t *testing.T) {
 // not tell, is left as it was; so is one of the window before, answered
 // late. Any other refusal cuts it: one with some of the quota remaining (a
 // second limit, as GitHub's secondary ones), one of a later window (a
-// longer quota), or one announcing nothing.
+// longer quota) or of another limit, one announcing nothing, or one of a
+// request sent once the reset had come by this Pacer's clock: the gate has
+// no reset to hold requests until, and the pace spaces them.
 func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	reset := start.Add(2 * time.Second)
-	quota := func(remaining int, reset time.Time) http.Header {
+	quotaOf := func(limit, remaining int, reset time.Time) http.Header {
 		return http.Header{
-			"X-Ratelimit-Limit":     {"100"},
+			"X-Ratelimit-Limit":     {strconv.Itoa(limit)},
 			"X-Ratelimit-Remaining": {strconv.Itoa(remaining)},
 			"X-Ratelimit-Reset":     {strconv.FormatInt(reset.Unix(), 10)},
 		}
 	}
+	quota := func(remaining int, reset time.Time) http.Header { return quotaOf(100, remaining, reset) }
 	for _, c := range []struct {
 		name          string
 		refusal       http.Header
+		sent          time.Duration // after the first answer
 		quotas, holds bool
 	}{
-		{"the quota spent", quota(0, reset), true, true},
-		{"some of the quota remaining", quota(30, reset), false, false},
-		{"the window before spent", quota(0, reset.Add(-2*time.Second)), true, false},
-		{"a later window spent", quota(0, reset.Add(time.Hour)), false, false},
-		{"nothing announced", nil, false, false},
+		{"the quota spent", quota(0, reset), 100 * time.Millisecond, true, true},
+		{"some of the quota remaining", quota(30, reset), 100 * time.Millisecond, false, false},
+		{"the window before spent", quota(0, reset.Add(-2*time.Second)), 100 * time.Millisecond, true, false},
+		{"a later window spent", quota(0, reset.Add(time.Hour)), 100 * time.Millisecond, false, false},
+		{"an earlier window of another limit spent", quotaOf(10, 0, reset.Add(-time.Second)), 100 * time.Millisecond, false, false},
+		{"nothing announced", nil, 100 * time.Millisecond, false, false},
+		{"the quota spent past its reset", quota(0, reset), 2100 * time.Millisecond, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := &fakeClock{now: start}
@@ -486,7 +492,7 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 			tk, _, _ := p.reserve(clock.now)
 			p.Done(tk, Answer{Quota: quota(60, reset)})
 			p.Release(tk)
-			clock.now = clock.now.Add(100 * time.Millisecond)
+			clock.now = clock.now.Add(c.sent)
 			tk, _, _ = p.reserve(clock.now)
 			before := p.pace.Limit()
 			p.Done(tk, Answer{Refused: true, Quota: c.refusal})
