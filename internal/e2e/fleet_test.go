@@ -127,6 +127,12 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 			if !stopped && (requests < plans*(reads+1) || refused > requests/10) {
 				t.Errorf("%d of %d requests refused: want at most a tenth", refused, requests)
 			}
+			if stopped && refused > requests/3 {
+				// Each plan paces alone once Redis is gone, as plans
+				// sharing nothing do: never faster than its own refusals
+				// allow.
+				t.Errorf("%d of %d requests refused with Redis stopped: want at most a third", refused, requests)
+			}
 			away := 0
 			for _, name := range logs {
 				b, err := os.ReadFile(name)

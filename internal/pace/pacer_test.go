@@ -507,3 +507,36 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 		})
 	}
 }
+
+// After probing, a refusal cuts the pace to the rate the service accepted
+// over the last second. When it accepted none in that second (the probe's
+// acceptance came longer ago), the rate is one over the time since, not
+// nothing: a pace of nothing let every request go at once, each refused,
+// and none of their refusals could cut it again, as none was sent after
+// the cut.
+func TestPacer_aCutAfterProbingNeverStopsThePace(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	p := New(clock, 8, 0, time.Minute)
+	send := func(refused bool) {
+		t.Helper()
+		tk, wait, ok := p.reserve(clock.now)
+		for ; !ok; tk, wait, ok = p.reserve(clock.now) {
+			clock.now = clock.now.Add(wait)
+		}
+		p.Done(tk, Answer{Refused: refused})
+		p.Release(tk)
+	}
+	send(false)
+	clock.now = clock.now.Add(2 * time.Second)
+	send(true)  // cuts the pace
+	send(true)  // nothing sent since the cut accepted: probing
+	send(false) // the probe, accepted, ends probing
+	clock.now = clock.now.Add(1500 * time.Millisecond)
+	send(true) // cuts it again, from the rate accepted
+	if r := float64(p.pace.Limit()); !(r > 0) || math.IsInf(r, 0) {
+		t.Fatalf("the pace after the cut: %v a second", r)
+	}
+	if _, wait, ok := p.reserve(clock.now); ok || wait <= 0 {
+		t.Errorf("a request after the cut let go at once (wait %v): want it held to the pace", wait)
+	}
+}

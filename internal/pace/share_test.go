@@ -342,14 +342,18 @@ func TestShare_goesAloneOnAStoreThatFails(t *testing.T) {
 	}
 }
 
-// TestShare_healsADamagedState: a state that is not one, cut short, or of
-// another format is replaced by a fresh one, with a note, and sharing goes
-// on: the next Pacer meets the first in the new state.
+// TestShare_healsADamagedState: a state that is not one, cut short, of
+// another format, or whose pace is nothing (which would let every request
+// go at once) is replaced by a fresh one, with a note, and sharing goes on:
+// the next Pacer meets the first in the new state.
 func TestShare_healsADamagedState(t *testing.T) {
+	nothing := filled()
+	nothing.model.peak, nothing.model.startEnd = 0, 0
 	for name, data := range map[string][]byte{
-		"not a state":  []byte(`{"version": 1}`),
-		"cut short":    validState()[:40],
-		"other format": append([]byte(stateMagic), '1', 9, 9),
+		"not a state":       []byte(`{"version": 1}`),
+		"cut short":         validState()[:40],
+		"other format":      append([]byte(stateMagic), '1', 9, 9),
+		"a pace of nothing": encodeState(&nothing),
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}

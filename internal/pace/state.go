@@ -211,7 +211,10 @@ func sane(st *state) bool {
 	}
 	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && m.limiter.tokens >= -maxAhead && finite(m.peak) &&
-		finite(m.startBase) && (finite(m.startEnd) || m.startEnd == inf) && m.grown >= 0 && m.probeGap >= 0 &&
+	// A pace of nothing would let every request go at once: a start's
+	// base, and the rate refused once the start is over, are more.
+	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && m.limiter.tokens >= -maxAhead &&
+		finite(m.peak) && m.peak >= 0 && m.startBase > 0 && finite(m.startBase) && (finite(m.startEnd) || m.startEnd == inf) && (m.startEnd > 0 || m.peak > 0) &&
+		m.grown >= 0 && m.probeGap >= 0 &&
 		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
 }

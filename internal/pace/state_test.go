@@ -61,7 +61,8 @@ func TestState_roundTripsEveryField(t *testing.T) {
 		t.Fatalf("the state did not round-trip whole: a field of the model is not encoded, or two are swapped\n got %+v\nwant %+v", got, want)
 	}
 	var zero state
-	zero.model.limiter.limit, zero.members = 1, map[string]counts{}
+	// But for what sane() asks: a pace, a start's base and a rate refused.
+	zero.model.limiter.limit, zero.model.startBase, zero.model.peak, zero.members = 1, 1, 1, map[string]counts{}
 	zero.model.sent, zero.model.acks = []time.Time{}, []time.Time{} // lists decode empty, not nil
 	if got, err := decodeState(encodeState(&zero)); err != nil || !reflect.DeepEqual(got, zero) {
 		t.Fatalf("a state of zero values did not round-trip: %+v (%v)", got, err)
