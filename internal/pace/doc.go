@@ -57,9 +57,8 @@
 // of the rate refused up to Backoff of it, where the cubic begins. The
 // rate refused is the pace or, if lower, the rate requests went at (over
 // RateSpan, or since the request before, the faster); after probing, the
-// rate the service accepted over the last second, or, when it accepted
-// none in it, one over the time since it last did: never nothing, which
-// would let every request go at once.
+// rate the service accepted over the last second, if it accepted any in
+// it: a rate of nothing would let every request go at once.
 //
 // A service refusing everything after a cut is probed one request at a
 // time, each gap double the last up to maxWait, and the pace is not cut

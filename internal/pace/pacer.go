@@ -373,16 +373,18 @@ func (p *Pacer) probe(a Answer, now time.Time) {
 // cutPace cuts the pace to Backoff of the rate refused: the pace or, if
 // lower, the rate requests went at (over RateSpan or since the one before,
 // the faster; a first request's gap of 0 is the pace; one let go ahead,
-// over RateSpan alone), or, after probing, the rate accepted (acceptedRate).
-// A refusal during a start starts again lower, from FirstBackoff of that
-// rate up to Backoff of it.
+// over RateSpan alone), or, after probing, the rate accepted over the last
+// second, if the service accepted any in it: a rate of none is no pace (a
+// pace of nothing would let every request go at once), and that second
+// says nothing of the service's rate. A refusal during a start starts
+// again lower, from FirstBackoff of that rate up to Backoff of it.
 func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	measured := p.sentRate()
 	if !t.ahead {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
-	if p.probed {
-		measured = p.acceptedRate(now)
+	if accepted := p.acceptedRate(now); p.probed && accepted > 0 {
+		measured = accepted
 	}
 	p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
 	if p.startEnd > 0 {
@@ -407,22 +409,13 @@ func (p *Pacer) wake() {
 }
 
 // acceptedRate is how many requests were accepted over the last second;
-// unbounded before a second has passed since the first went. When none
-// were, it is one over the time since the last was: a rate of none is no
-// pace to go at (a pace of nothing would let every request go at once).
+// unbounded before a second has passed since the first went.
 func (p *Pacer) acceptedRate(now time.Time) float64 {
 	if now.Sub(p.first) < time.Second {
 		return math.Inf(1)
 	}
 	i, _ := slices.BinarySearchFunc(p.acks, now.Add(-time.Second), time.Time.Compare)
-	switch n := len(p.acks) - i; {
-	case n > 0:
-		return float64(n)
-	case len(p.acks) > 0:
-		return 1 / now.Sub(p.acks[len(p.acks)-1]).Seconds()
-	default: // none accepted since the state began: the pace as it is
-		return float64(p.pace.Limit())
-	}
+	return float64(len(p.acks) - i)
 }
 
 // sentRate is the rate requests went at over the last RateSpan: the

@@ -510,10 +510,10 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 
 // After probing, a refusal cuts the pace to the rate the service accepted
 // over the last second. When it accepted none in that second (the probe's
-// acceptance came longer ago), the rate is one over the time since, not
-// nothing: a pace of nothing let every request go at once, each refused,
-// and none of their refusals could cut it again, as none was sent after
-// the cut.
+// acceptance came longer ago), the cut measures the rate requests went at,
+// as before probing, not nothing: a pace of nothing let every request go
+// at once, each refused, and none of their refusals could cut it again, as
+// none was sent after the cut.
 func TestPacer_aCutAfterProbingNeverStopsThePace(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := New(clock, 8, 0, time.Minute)
