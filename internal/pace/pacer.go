@@ -383,8 +383,10 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	if !t.ahead {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
-	if accepted := p.acceptedRate(now); p.probed && accepted > 0 {
-		measured = accepted
+	if p.probed {
+		if accepted := p.acceptedRate(now); accepted > 0 {
+			measured = accepted
+		}
 	}
 	p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
 	if p.startEnd > 0 {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/ratelimit"
 )
 
 const simReads = 300
@@ -465,11 +467,9 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	reset := start.Add(2 * time.Second)
 	quotaOf := func(limit, remaining int, reset time.Time) http.Header {
-		return http.Header{
-			"X-Ratelimit-Limit":     {strconv.Itoa(limit)},
-			"X-Ratelimit-Remaining": {strconv.Itoa(remaining)},
-			"X-Ratelimit-Reset":     {strconv.FormatInt(reset.Unix(), 10)},
-		}
+		h := http.Header{}
+		(&ratelimit.Quota{Limit: limit}).Announce(h, "github", start, remaining, reset)
+		return h
 	}
 	quota := func(remaining int, reset time.Time) http.Header { return quotaOf(100, remaining, reset) }
 	for _, c := range []struct {
