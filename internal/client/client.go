@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -89,6 +90,10 @@ type Client struct {
 	logMasked []string                         // what the logger masks too (logContext): the token and the pace store's password, unless short
 	bodies    *semaphore.Weighted              // MaxBodyBytes, shared by the reads in flight (budget.go)
 	proxy     func(*url.URL) (*url.URL, error) // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as read at New
+	// storeFault is why the Redis PaceStore names cannot work as set
+	// (nil without one); faultTold, that StoreFault told it.
+	storeFault func() error
+	faultTold  atomic.Bool
 }
 
 // WithDefaults returns cfg with each unset (zero) setting at its default:
@@ -150,7 +155,7 @@ func New(cfg Config) (*Client, error) {
 	c.pacer = pace.New(clock, cfg.MaxConcurrent, cfg.RequestsPerSecond, cfg.MaxWait)
 	paced := &pacedTransport{pacer: c.pacer, redactor: c.redactor}
 	if cfg.SharePace {
-		paced.notShared = sharePace(c.pacer, cfg)
+		c.storeFault, paced.notShared = sharePace(c.pacer, cfg)
 	}
 
 	transport := &http.Transport{

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -24,29 +25,43 @@ func DefaultPaceDir() (string, error) {
 // sharePace makes p's pace one with the other processes' that talk to the
 // same service with the same token, in the Redis PaceStore names or else
 // in PaceDir, or says why it cannot: the plan then goes on at its own pace.
-func sharePace(p *pace.Pacer, cfg Config) error {
+// fault, for a Redis, tells why it cannot work as set (paceredis.Fault).
+func sharePace(p *pace.Pacer, cfg Config) (fault func() error, err error) {
 	if cfg.PaceStore != "" {
 		store, err := paceredis.Open(cfg.PaceStore, cfg.RootCAs,
 			pace.StateFormat, cfg.BaseURL.String(), cfg.Token)
 		if err != nil {
-			return fmt.Errorf("%s: %w", paceredis.Where(cfg.PaceStore), err)
+			return nil, fmt.Errorf("%s: %w", paceredis.Where(cfg.PaceStore), err)
 		}
 		p.Share(store)
-		return nil
+		return store.Fault, nil
 	}
 	dir := cfg.PaceDir
 	if dir == "" {
-		var err error
 		if dir, err = DefaultPaceDir(); err != nil {
-			return fmt.Errorf("no cache directory: %w", err)
+			return nil, fmt.Errorf("no cache directory: %w", err)
 		}
 	}
 	store, err := paceshare.Open(dir, pace.StateFormat, cfg.BaseURL.String(), cfg.Token)
 	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	p.Share(store)
-	return nil
+	return nil, nil
+}
+
+// StoreFault says, once per Client, why the Redis PaceStore names cannot
+// work as set (paceredis.Fault), Redis's words masked as the service's
+// are: nil while it works or fails only for now, and once told.
+func (c *Client) StoreFault() error {
+	if c.storeFault == nil {
+		return nil
+	}
+	err := c.storeFault()
+	if err == nil || !c.faultTold.CompareAndSwap(false, true) {
+		return nil
+	}
+	return errors.New(c.redactor.Redact(err.Error()))
 }
 
 // CheckPaceStore says why raw cannot name a Redis to share the pace in, or

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
 )
 
 // TestSharePace_aPauseReachesTheOtherRuns: a pause the service asked of
@@ -70,5 +73,43 @@ func TestSharePace_aDirectoryItCannotUseLeavesItAlone(t *testing.T) {
 	if n := strings.Count(logs.String(), "not shared with other runs"); n != 1 || !strings.Contains(logs.String(), `"@level":"debug"`) ||
 		!strings.Contains(logs.String(), "not a directory") {
 		t.Fatalf("want one debug line saying why, got %d in:\n%s", n, logs.String())
+	}
+}
+
+// TestSharePace_aStoreThatCanNeverWorkIsToldOnce: a Redis that refuses the
+// password is the client's StoreFault once, with its cause and no
+// password, while reads go on at their own pace; a Redis only gone is no
+// fault.
+func TestSharePace_aStoreThatCanNeverWorkIsToldOnce(t *testing.T) {
+	t.Parallel()
+	const pw = "s3cret-redis-Pw"
+	d, _ := daemons.Redis(t, true, "user default off", "user runner on >"+pw+" ~browserprofile:pace:* "+paceredis.ACL)
+	gone := daemons.New(t, "redis-server", true)
+	for _, tc := range []struct{ store, want string }{
+		{"redis://runner:wrong-" + pw + "@" + d.Addr, "refused the user or password"},
+		{"redis://runner:" + pw + "@" + gone.Addr, ""},
+	} {
+		c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"profile_key":"a"}`)
+		}, func(c *Config) { c.SharePace, c.PaceStore = true, tc.store })
+		if _, err := c.GetProfile(context.Background(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		fault := c.StoreFault()
+		if tc.want == "" {
+			if fault != nil {
+				t.Errorf("a Redis only gone: fault %v", fault)
+			}
+			continue
+		}
+		if fault == nil || !strings.Contains(fault.Error(), tc.want) || strings.Contains(fault.Error(), "s3cret") {
+			t.Fatalf("fault %v: want one that %s, without the password", fault, tc.want)
+		}
+		if _, err := c.GetProfile(context.Background(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		if again := c.StoreFault(); again != nil {
+			t.Fatalf("told again: %v", again)
+		}
 	}
 }

@@ -26,10 +26,26 @@
 //
 // No step waits on Redis for longer than StepWait: dialling and every
 // command included. A Redis that does not answer in time, refuses a
-// command (full, read-only, a wrong password) or cannot be reached is away:
-// the step runs on the process's own model (pace.ErrAway), and Redis is not
-// asked again for Away, doubling with each failure up to AwayMost, after
-// which it is used again.
+// command or cannot be reached is away: the step runs on the process's own
+// model (pace.ErrAway), and Redis is not asked again for Away, doubling
+// with each failure up to AwayMost, after which it is used again.
+//
+// A failure is "never" or "not now", told apart by what Redis or TLS said
+// (never). Never: the password refused or missing (WRONGPASS, NOAUTH, a
+// password given to a Redis without one), a command or key the user may
+// not use (NOPERM, or a script's command refused), a database that does
+// not exist, a command the server does not know (renamed or disabled), a
+// key on another node of a Cluster (MOVED), a certificate not trusted or
+// for another name, TLS refused, or an answer no Redis gives.
+// These come from the setting or the server's set-up and fail every step
+// until someone changes one: Fault keeps the last such cause, for the user
+// to be told, until a step passes. Anything else is not now: a Redis
+// stopped, slow, paused, loading, full (OOM), read-only (a replica), or a name
+// that does not resolve (DNS may come back). A scheme that does not fit
+// the port is among them: Redis waits for the rest of a TLS hello it reads
+// as a command, and TLS for an answer, so it is a Redis that never
+// answers, as any other. Both are away alike: the
+// back-off above, and the store used again as soon as it answers.
 package paceredis
 
 import (
@@ -74,8 +90,10 @@ const (
 )
 
 // ACL is the Redis commands a store's user needs, as an ACL rule: those of
-// its scripts (run by EVALSHA, loaded by EVAL), and ZREM to leave.
-const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zrange +zrem +zremrangebyscore"
+// its scripts (run by EVALSHA, loaded by EVAL), ZREM to leave, and SELECT
+// for an address that names a database other than 0. AUTH and HELLO need
+// no rule. The many-runs guide gives it (a test holds the two the same).
+const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zrange +zrem +zremrangebyscore +select"
 
 // saveIf saves the state ARGV[3] (KEYS[1]) as the next version (KEYS[2])
 // if the version is still ARGV[2] ("" to only read), and renews member
@@ -124,6 +142,7 @@ type Store struct {
 	awayTil  time.Time       // Redis is not asked until then
 	awayFor  time.Duration   // the last wait, doubled at each failure in a row
 	awayWhy  error           // the failure that began it
+	fault    *Fault          // the last failure that will not pass on its own, until a step passes
 	stop     chan struct{}
 	stopped  sync.WaitGroup
 	closeOne sync.Once
@@ -236,7 +255,7 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 		}
 		switch err := s.run(ctx, s.version, next, retried); {
 		case err == nil:
-			s.awayFor = 0
+			s.awayFor, s.fault = 0, nil
 			return nil
 		case !errors.Is(err, errStale):
 			return err
@@ -270,7 +289,7 @@ func (s *Store) run(ctx context.Context, version string, next []byte, retried bo
 		saved, _ = res[0].(int64)
 	}
 	if saved == 1 && len(res) != 3 || saved != 1 && len(res) != 4 {
-		return s.fail(errors.New("an answer this store did not ask for"))
+		return s.fail(&shapeError{})
 	}
 	s.renewed = s.now()
 	v, _ := res[1].(string)
@@ -310,9 +329,13 @@ func (s *Store) away() error {
 }
 
 // fail leaves Redis alone for the next Away (doubled at each failure in a
-// row), and says why as pace.ErrAway. The password is in no go-redis
-// error: its AUTH failures name none.
+// row), and says why as pace.ErrAway; a failure that will not pass on its
+// own is also the store's Fault. The password is in no go-redis error: its
+// AUTH failures name none.
 func (s *Store) fail(err error) error {
+	if cause := never(err); cause != "" {
+		s.fault = &Fault{Where: s.where, Cause: cause, Err: err}
+	}
 	s.awayFor = min(max(2*s.awayFor, Away), AwayMost)
 	s.awayTil = s.now().Add(s.awayFor)
 	s.awayWhy = fmt.Errorf("failed (%w): pacing alone for %s", err, s.awayFor)
@@ -331,9 +354,8 @@ func (s *Store) Gone(members []string) []string {
 	return slices.Clip(gone)
 }
 
-// heartbeat renews this member's liveness every Heartbeat that no step
-// did, until Close, unless Redis is left alone. It holds no step up while
-// Redis answers it.
+// heartbeat renews this member's liveness every Heartbeat (beatIfQuiet),
+// until Close.
 func (s *Store) heartbeat() {
 	defer s.stopped.Done()
 	tick := time.NewTicker(Heartbeat)
@@ -343,23 +365,31 @@ func (s *Store) heartbeat() {
 		case <-s.stop:
 			return
 		case <-tick.C:
+			s.beatIfQuiet()
 		}
-		s.mu.Lock()
-		quiet := s.away() == nil && s.now().Sub(s.renewed) >= Heartbeat
-		s.mu.Unlock()
-		if !quiet {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), StepWait)
-		err := beat.Run(ctx, s.rdb, s.keys[2:], Silent.Milliseconds(), s.member, KeepUnused.Milliseconds()).Err()
-		cancel()
-		s.mu.Lock()
-		if err == nil {
-			s.renewed = s.now()
-		} else if s.away() == nil {
-			_ = s.fail(err)
-		}
-		s.mu.Unlock()
+	}
+}
+
+// beatIfQuiet renews this member's liveness unless a step did within
+// Heartbeat or Redis is left alone; a failure leaves Redis alone as a
+// step's does. It holds no step up while Redis answers it. Only a step's
+// success clears a Fault: the heartbeat uses fewer commands.
+func (s *Store) beatIfQuiet() {
+	s.mu.Lock()
+	quiet := s.away() == nil && s.now().Sub(s.renewed) >= Heartbeat
+	s.mu.Unlock()
+	if !quiet {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StepWait)
+	err := beat.Run(ctx, s.rdb, s.keys[2:], Silent.Milliseconds(), s.member, KeepUnused.Milliseconds()).Err()
+	cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.renewed = s.now()
+	} else if s.away() == nil {
+		_ = s.fail(err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -322,5 +323,206 @@ func TestName(t *testing.T) {
 	}
 	if strings.Contains(n, "TOKEN") || strings.Contains(n, "example") || !strings.HasPrefix(n, "browserprofile:pace:v3:{") {
 		t.Errorf("name %s", n)
+	}
+}
+
+// clockAt gives s a clock the test moves, and returns what moves it. The
+// heartbeat reads the store's time under its lock: so is it moved.
+func clockAt(s *Store) (move func(time.Duration)) {
+	now := time.Now()
+	s.mu.Lock()
+	s.now = func() time.Time { return now }
+	s.mu.Unlock()
+	return func(d time.Duration) {
+		s.mu.Lock()
+		now = now.Add(d)
+		s.mu.Unlock()
+	}
+}
+
+// live is the members Redis holds live for the state of token.
+func live(t *testing.T, addr string) string {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer rdb.Close()
+	return strings.Join(rdb.ZRange(bg, Name(pace.StateFormat, base, token)+":live", 0, -1).Val(), " ")
+}
+
+// TestStore_theHeartbeat: a member whose steps are quiet renews its
+// liveness; one whose step just did, or that finds Redis gone, does not
+// ask; a beat that fails leaves Redis alone as a step's failure does, and
+// the member is live again at the first beat after it answers.
+func TestStore_theHeartbeat(t *testing.T) {
+	d, stop := daemons.Redis(t, true)
+	s := open(t, "redis://"+d.Addr, nil, token)
+	move := clockAt(s)
+	if _, err := save(t, s, "x"); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: d.Addr, Protocol: 2})
+	defer rdb.Close()
+	rdb.Del(bg, Name(pace.StateFormat, base, token)+":live")
+	s.beatIfQuiet()
+	if got := live(t, d.Addr); got != "" {
+		t.Fatalf("live %q: want no beat within a Heartbeat of a step", got)
+	}
+	move(Heartbeat)
+	s.beatIfQuiet()
+	if got := live(t, d.Addr); got != s.Member() {
+		t.Fatalf("live %q: want a quiet member's beat", got)
+	}
+	stop()
+	move(Heartbeat)
+	s.beatIfQuiet()
+	s.mu.Lock()
+	awayFor, renewed := s.awayFor, s.renewed
+	s.mu.Unlock()
+	if awayFor != Away {
+		t.Fatalf("after a failed beat, Redis left alone for %s: want %s", awayFor, Away)
+	}
+	_, stop = daemons.RedisAt(t, d)
+	defer stop()
+	s.beatIfQuiet()
+	if got := live(t, d.Addr); got != "" {
+		t.Fatalf("live %q: want no beat while Redis is left alone", got)
+	}
+	move(Away)
+	s.beatIfQuiet()
+	s.mu.Lock()
+	beat := s.renewed.After(renewed)
+	s.mu.Unlock()
+	if got := live(t, d.Addr); got != s.Member() || !beat {
+		t.Fatalf("live %q (renewed %v): want the member back at the first beat Redis answers", got, beat)
+	}
+}
+
+// TestStore_aStepWhoseCallerGaveUp: a step whose caller's context ends
+// before Redis answers returns that context's error: not Redis away, and
+// Redis is not left alone for it.
+func TestStore_aStepWhoseCallerGaveUp(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	s := open(t, "redis://"+d.Addr, nil, token)
+	clockAt(s) // the heartbeat's clock stands still: no beat of its own
+	if _, err := save(t, s, "x"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	err := s.Update(ctx, func(saved []byte) ([]byte, error) {
+		cancel() // the caller gives up before the step's save
+		return saved, nil
+	})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, pace.ErrAway) {
+		t.Fatalf("a step given up: %v, want the caller's context.Canceled", err)
+	}
+	if _, err := save(t, s, "y"); err != nil {
+		t.Fatalf("the next step: %v, want Redis asked at once", err)
+	}
+}
+
+// TestStore_timeRunsOutWhileOthersSave: a step that found the state saved
+// since, and whose time runs out while it saves again (Redis paused), is
+// busy: others saving first, not Redis away.
+func TestStore_timeRunsOutWhileOthersSave(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	a, b := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token)
+	clockAt(a) // the heartbeat's clock stands still: no beat of its own
+	if _, err := save(t, a, "a"); err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: d.Addr, Protocol: 2})
+	defer admin.Close()
+	n := 0
+	err := a.Update(bg, func(saved []byte) ([]byte, error) {
+		if n++; n == 1 {
+			if _, err := save(t, b, "b"); err != nil {
+				t.Error(err)
+			}
+		} else {
+			admin.Do(bg, "CLIENT", "PAUSE", strconv.Itoa(int(2*StepWait/time.Millisecond)), "WRITE")
+		}
+		return saved, nil
+	})
+	admin.Do(bg, "CLIENT", "UNPAUSE")
+	if !errors.Is(err, pace.ErrBusy) || errors.Is(err, pace.ErrAway) || n != 2 {
+		t.Fatalf("after %d runs: %v, want busy", n, err)
+	}
+	if err := a.Fault(); err != nil {
+		t.Fatalf("fault %v", err)
+	}
+	if _, err := save(t, a, "a again"); err != nil {
+		t.Fatalf("the next step: %v, want Redis asked at once", err)
+	}
+}
+
+// TestStore_theFirstStepReadsFirst: a member's first step reads the state
+// before it runs, so that it runs once, on what others saved; on a state
+// never saved, once, on nothing.
+func TestStore_theFirstStepReadsFirst(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	for _, tc := range []struct{ saved, want string }{{"", ""}, {"theirs", "theirs"}} {
+		tok := token + tc.saved
+		if tc.saved != "" {
+			if _, err := save(t, open(t, "redis://"+d.Addr, nil, tok), tc.saved); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var given []string
+		err := open(t, "redis://"+d.Addr, nil, tok).Update(bg, func(saved []byte) ([]byte, error) {
+			given = append(given, string(saved))
+			return []byte("mine"), nil
+		})
+		if err != nil || len(given) != 1 || given[0] != tc.want {
+			t.Fatalf("a first step ran on %q (%v): want once, on %q", given, err, tc.want)
+		}
+	}
+}
+
+// TestStore_closeWhileAway: Close while Redis is left alone asks nothing
+// of it, and fails for nothing.
+func TestStore_closeWhileAway(t *testing.T) {
+	d, stop := daemons.Redis(t, true)
+	s := open(t, "redis://"+d.Addr, nil, token)
+	if _, err := save(t, s, "x"); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if _, err := save(t, s, "y"); !errors.Is(err, pace.ErrAway) {
+		t.Fatalf("with Redis stopped: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close while away: %v, want nothing asked of Redis", err)
+	}
+}
+
+// TestStore_aPasswordChangedWhileRunsGoOn: a password changed under a
+// run's feet fails its next connection as a Fault; the password set back,
+// the run shares again at the first step after its back-off, and the
+// Fault is gone. No message shows either password.
+func TestStore_aPasswordChangedWhileRunsGoOn(t *testing.T) {
+	const pw, other = "s3cret-first", "s3cret-second"
+	d, _ := daemons.Redis(t, true, "user default off", "user admin on >adm ~* +@all", "user runner on >"+pw+" ~browserprofile:pace:* "+ACL)
+	s := open(t, "redis://runner:"+pw+"@"+d.Addr, nil, token)
+	move := clockAt(s)
+	if _, err := save(t, s, "x"); err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: d.Addr, Username: "admin", Password: "adm", Protocol: 2})
+	defer admin.Close()
+	admin.Do(bg, "ACL", "SETUSER", "runner", "resetpass", ">"+other)
+	admin.Do(bg, "CLIENT", "KILL", "USER", "runner") // the run's connections end, as a restart or a failover ends them
+	_, err := save(t, s, "y")
+	var fault *Fault
+	if !errors.Is(err, pace.ErrAway) || !errors.As(s.Fault(), &fault) || !strings.Contains(fault.Cause, "password") {
+		t.Fatalf("with the password changed: %v, fault %v", err, s.Fault())
+	}
+	for _, text := range []string{err.Error(), fault.Error()} {
+		if strings.Contains(text, "s3cret") {
+			t.Errorf("%q shows a password", text)
+		}
+	}
+	admin.Do(bg, "ACL", "SETUSER", "runner", "resetpass", ">"+pw)
+	move(Away)
+	if _, err := save(t, s, "z"); err != nil || s.Fault() != nil {
+		t.Fatalf("with the password set back: %v, fault %v", err, s.Fault())
 	}
 }

@@ -180,6 +180,23 @@ func (d *providerData) explainResponse(err error, re *client.RequestError) (stri
 	return "", ""
 }
 
+// addStoreFault warns, once per run, that the Redis pace_store names can
+// never work as set (client.StoreFault): the run paces alone meanwhile,
+// and nothing else would tell the user who set it up.
+func (d *providerData) addStoreFault(diags *diag.Diagnostics) {
+	err := d.client.StoreFault()
+	if err == nil {
+		return
+	}
+	diags.AddWarning(d.paceStoreSource+" cannot be used as set", fmt.Sprintf(
+		"%s names a Redis this run cannot share its pace in: %s.\n\n"+
+			"That will not pass until %[1]s or the Redis changes. Meanwhile this run paces alone, as a run without a store "+
+			"does, and the plan goes on; runs on other machines do not share its pace, so together they may be refused more "+
+			"often. Redis is still asked again, and used as soon as it works. The guide \"Many runs at once\" gives the "+
+			"address forms and the ACL rule the store needs. (The value is not shown: it may hold a password.)",
+		d.paceStoreSource, err))
+}
+
 // addIncomplete reports a list that may be short: an error, unless the
 // user accepts a partial list (allow_incomplete_list), then a warning.
 func (d *providerData) addIncomplete(diags *diag.Diagnostics, inc *listing.IncompleteError) {

@@ -72,6 +72,7 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	if resp.Diagnostics.HasError() || d.data == nil {
 		return
 	}
+	defer d.data.addStoreFault(&resp.Diagnostics)
 	key := state.ProfileKey.ValueString()
 	profile, err := d.data.client.GetProfile(ctx, key)
 	if errors.Is(err, client.ErrNotFound) {

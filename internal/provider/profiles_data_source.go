@@ -138,6 +138,7 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 // configuration's filter and fields select, and returns the state in
 // msgpack, for Read and for the protocol server (server.go).
 func readState(ctx context.Context, data *providerData, config tftypes.Value) (state []byte, diags diag.Diagnostics) {
+	defer data.addStoreFault(&diags)
 	list, err := data.client.ListProfiles(ctx)
 	if err != nil {
 		data.addError(&diags, path.Empty(), err)

@@ -213,7 +213,9 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 					"verified against the system's roots and `ca_cert_pem`. Runs with the same `base_url` and token meet there; " +
 					"Redis holds no secret (the state's name is a slow hash of the token), and every key expires an hour after " +
 					"its last use. A Redis that does not answer within a quarter of a second leaves each run at its own pace, " +
-					"with a debug log line, and is asked again after a second, then up to thirty. Falls back to the `" +
+					"with a debug log line, and is asked again after a second, then up to thirty; one that can never work as set " +
+					"(the password refused, a command or database the user may not use, a certificate not trusted) is also a " +
+					"warning on the plan's output, once per run. Falls back to the `" +
 					EnvPaceStore + "` environment variable.",
 				Optional:   true,
 				Sensitive:  true,
@@ -339,7 +341,7 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 	})
 	data := &providerData{client: c, environment: settings.environment, baseURL: c.BaseURL(), allowIncomplete: settings.allowIncomplete,
 		pagingSet: settings.client.Paging != nil, maxResponseMB: settings.client.MaxBodyBytes >> 20,
-		tokenVars: settings.tokenVars, baseURLVars: settings.baseURLVars}
+		tokenVars: settings.tokenVars, baseURLVars: settings.baseURLVars, paceStoreSource: settings.paceStoreSource}
 	resp.DataSourceData = data
 	p.configured.Store(data)
 }
@@ -363,4 +365,7 @@ type providerData struct {
 	// The environment variables the block's token and base address may
 	// come from, for advice.
 	tokenVars, baseURLVars string
+	// Where the Redis pace_store came from: the attribute or its
+	// environment variable, for messages.
+	paceStoreSource string
 }

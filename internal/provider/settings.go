@@ -91,6 +91,8 @@ type settings struct {
 	// The environment variables this block reads its token and base
 	// address from, for messages.
 	tokenVars, baseURLVars string
+	// Where the Redis store came from: pace_store or its variable.
+	paceStoreSource string
 }
 
 // resolveSettings applies the precedence config value, then environment
@@ -271,12 +273,12 @@ func (s *settings) resolveSharing(cfg BrowserProfileProviderModel, getenv func(s
 		diags.AddAttributeError(path.Root("pace_dir"), "Invalid "+source, paceDirDetail(source, dir))
 	}
 	s.client.PaceStore = firstSet(cfg.PaceStore, strings.TrimSpace(getenv(EnvPaceStore)), "")
+	s.paceStoreSource = "pace_store"
+	if cfg.PaceStore.IsNull() {
+		s.paceStoreSource = EnvPaceStore
+	}
 	if err := client.CheckPaceStore(s.client.PaceStore); s.client.PaceStore != "" && err != nil {
-		source := "pace_store"
-		if cfg.PaceStore.IsNull() {
-			source = EnvPaceStore
-		}
-		diags.AddAttributeError(path.Root("pace_store"), "Invalid "+source, paceStoreDetail(source, err))
+		diags.AddAttributeError(path.Root("pace_store"), "Invalid "+s.paceStoreSource, paceStoreDetail(s.paceStoreSource, err))
 	}
 }
 
