@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -363,19 +364,34 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 	return ctx
 }
 
+// attemptTimes is where a round trip's time went: the pace's ticket (its
+// waits, and whether it was shared), the back-off before it, if it began a
+// retry, and the wire.
+type attemptTimes struct {
+	ticket  pace.Ticket
+	backoff time.Duration
+	wire    time.Duration
+}
+
 // logAttempt writes one line per round trip (a redirect's included):
 // method, address (query values shown, the token masked in them), status,
-// duration and the number of the attempt it belongs to, never headers;
-// every text from outside redacted. It only reads the attempt's number,
-// which the retry loop keeps (attempts).
-func logAttempt(req *http.Request, resp *http.Response, err error, took time.Duration, r *redact.Redactor) {
+// the number of the attempt it belongs to, and where its time went, in
+// milliseconds: the wait for the pace (pace_wait_ms, and its parts that
+// are not nothing, wait_<hold>_ms), the back-off before it (backoff_ms),
+// and the wire (duration_ms), with whether the pace was shared; never
+// headers; every text from outside redacted. It only reads the attempt's
+// number, which the retry loop keeps (attempts).
+func logAttempt(req *http.Request, resp *http.Response, err error, at attemptTimes, r *redact.Redactor) {
 	ctx := req.Context()
 	fields := map[string]any{
 		"method":      req.Method,
 		"url":         r.RedactURL(req.URL),
 		"attempt":     attemptsFrom(ctx).number(),
-		"duration_ms": took.Milliseconds(),
+		"duration_ms": at.wire.Milliseconds(),
+		"backoff_ms":  at.backoff.Milliseconds(),
+		"shared":      at.ticket.Shared(),
 	}
+	waitFields(fields, at.ticket.Waited())
 	if err != nil {
 		fields["error"] = r.Quote(strings.TrimSpace(err.Error()))
 		tflog.SubsystemDebug(ctx, logSubsystem, "request failed", fields)

@@ -76,6 +76,8 @@ type attempts struct {
 	spent     int
 	status    int
 	requestID string
+	endedAt   time.Time     // when the last attempt ended
+	backoff   time.Duration // the wait since, before the attempt under way, until its first round trip takes it
 }
 
 type attemptsKey struct{}
@@ -97,8 +99,24 @@ func beginAttempt(_ retryablehttp.Logger, req *http.Request, i int) {
 	if a := attemptsFrom(req.Context()); a != nil {
 		a.mu.Lock()
 		a.n = i + 1
+		if !a.endedAt.IsZero() {
+			a.backoff = time.Since(a.endedAt)
+		}
 		a.mu.Unlock()
 	}
+}
+
+// takeBackoff is the back-off before the attempt under way, for its first
+// round trip (a redirect's waited none); 0 outside a read.
+func (a *attempts) takeBackoff() time.Duration {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.backoff
+	a.backoff = 0
+	return b
 }
 
 // number is the attempt under way, or the last one; 0 outside a read.
@@ -115,6 +133,7 @@ func (a *attempts) number() int {
 func (a *attempts) ended(resp *http.Response, err error) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.endedAt = time.Now()
 	if resp != nil {
 		a.status, a.requestID = resp.StatusCode, requestID(resp.Header)
 	}
@@ -158,14 +177,20 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return false, ctx.Err()
 	}
 	budget := retryBudget(c.cfg.MaxRetries)
+	outage := func(retry bool) bool {
+		if retry {
+			tallyFrom(ctx).outage()
+		}
+		return retry
+	}
 	if err != nil {
 		switch kind := classifyTransportError(ctx, err); kind {
 		case ErrUnavailable, ErrNoAnswer:
-			return a.spend(RefusalsPerRetry, budget), err
+			return outage(a.spend(RefusalsPerRetry, budget)), err
 		case ErrRefused:
 			// A service restarting refuses connections for a moment; nothing
 			// listening refuses them for good, so only a few tries.
-			return refused < maxRefused && a.spend(RefusalsPerRetry, budget), err
+			return outage(refused < maxRefused && a.spend(RefusalsPerRetry, budget)), err
 		}
 		return false, err
 	}
@@ -176,7 +201,11 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if asked && p.wait > c.cfg.MaxWait {
 		return false, &retryAfterTooLong{at: time.Now().Add(p.wait), header: p.header, raw: p.raw}
 	}
-	return a.spend(retryCost(resp, asked), budget), nil
+	retry := a.spend(retryCost(resp, asked), budget)
+	if !rateLimited(resp) {
+		outage(retry)
+	}
+	return retry, nil
 }
 
 // RefusalsPerRetry is how many retries of a rate limit's refusal that does

@@ -29,17 +29,22 @@ type pacedTransport struct {
 }
 
 func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ticket, err := t.pacer.Wait(req.Context())
+	ctx := req.Context()
+	backoff := attemptsFrom(ctx).takeBackoff()
+	ticket, err := t.pacer.Wait(ctx)
+	t.tell(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t.tellAlone(req.Context())
 	release := sync.OnceFunc(func() { t.pacer.Release(ticket) })
 	sent := time.Now()
 	resp, err := t.next.RoundTrip(req)
-	logAttempt(req, resp, err, time.Since(sent), t.redactor)
+	took := time.Since(sent)
+	logAttempt(req, resp, err, attemptTimes{ticket: ticket, backoff: backoff, wire: took}, t.redactor)
+	tallyFrom(ctx).attempt(ticket.Waited().Total(), backoff, took, err == nil && rateLimited(resp))
 	if err != nil {
 		t.pacer.Done(ticket, pace.Answer{Failed: true})
+		t.tell(ctx)
 		release()
 		return nil, err
 	}
@@ -54,16 +59,21 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		answer.Quota = resp.Header
 	}
 	t.pacer.Done(ticket, answer)
+	t.tell(ctx)
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
 	return resp, nil
 }
 
-// tellAlone logs, once, why the pace is not shared with other runs, and,
-// each time, what went amiss in a shared step (a damaged state started
-// afresh, a lock held too long by a stopped run).
-func (t *pacedTransport) tellAlone(ctx context.Context) {
-	if note := t.pacer.Note(); note != nil {
-		tflog.SubsystemDebug(ctx, logSubsystem, "the shared pace went on past a fault", map[string]any{"reason": note.Error()})
+// tell logs the pace's changes since it last did (pace.Event), each when
+// the step that made it returns, and, once, why the pace is not shared
+// with other runs. A store's reason may hold Redis's words: masked.
+func (t *pacedTransport) tell(ctx context.Context) {
+	for _, e := range t.pacer.Events() {
+		fields := e.Fields
+		if reason, ok := fields["reason"].(string); ok {
+			fields["reason"] = t.redactor.Redact(reason)
+		}
+		tflog.SubsystemDebug(ctx, logSubsystem, e.Message, fields)
 	}
 	if t.told.Load() {
 		return

@@ -118,17 +118,21 @@ func TestTransport_readsThroughRealLimiters(t *testing.T) {
 			// The provider's retry settings: with no Retry-After, they bound
 			// the probes that outlast a window.
 			c := clientFor(t, "http://"+addr+"/development/api/v1", providerRetries)
-			list, err := c.ListProfiles(context.Background())
+			ctx, tally := WithTally(context.Background())
+			list, err := c.ListProfiles(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := keysOf(list.Profiles); !slices.Equal(got, wantKeys(n)) {
 				t.Fatalf("listed %d profiles through the limiter, want %d", len(got), n)
 			}
-			readAll(t, c, n)
+			readAllIn(ctx, t, c, n)
 			all := statuses()
 			refused := daemons.Refusals(all)
 			t.Logf("%d of %d requests refused", refused, len(all))
+			if requests, counted, _ := tally.Counts(); counted != refused || requests != len(all) {
+				t.Errorf("the reads' tally: %d requests, %d refused; the limiter answered %d, refused %d", requests, counted, len(all), refused)
+			}
 			if refused == 0 || refused > unavoidable {
 				t.Errorf("%d of %d requests refused; want some, and no more than %d", refused, len(all), unavoidable)
 			}
@@ -162,13 +166,19 @@ func readsAgainst(t *testing.T, n int, opts standin.Options) *standin.Server {
 // checks that every read succeeds.
 func readAll(t *testing.T, c *Client, n int) {
 	t.Helper()
+	readAllIn(context.Background(), t, c, n)
+}
+
+// readAllIn is readAll in ctx.
+func readAllIn(ctx context.Context, t *testing.T, c *Client, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := c.GetProfile(context.Background(), fmt.Sprintf("bp_gen_%07d", i)); err != nil {
+			if _, err := c.GetProfile(ctx, fmt.Sprintf("bp_gen_%07d", i)); err != nil {
 				errs <- err
 			}
 		}()

@@ -73,7 +73,7 @@ data "browserprofile_profile" "two" { profile_key = "bp_dev_01J0A1B2C3" }
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.summary == "" && !strings.Contains(string(logText), "the shared pace went on past a fault") {
+			if tc.summary == "" && !strings.Contains(string(logText), "the shared pace's store is away") {
 				t.Errorf("a Redis only gone: want its debug line")
 			}
 			state, _ := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))

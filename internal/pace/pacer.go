@@ -58,7 +58,8 @@ type Pacer struct {
 	// ahead is how long before its token the pace may let a request go:
 	// while shared, the last round trip to the store, which the request
 	// waits for anyway (share.go); 0 otherwise.
-	ahead time.Duration
+	ahead  time.Duration
+	events []Event // the model's changes since Events last took them
 	model
 }
 
@@ -107,7 +108,18 @@ type Ticket struct {
 	// not what the service saw.
 	ahead  bool
 	others int // the others in flight when it went
+	// What the request waited for, and whether the pace was shared when
+	// it went: for the log.
+	waited Waited
+	shared bool
 }
+
+// Waited is how long the request waited to go, by what held it.
+func (t Ticket) Waited() Waited { return t.waited }
+
+// Shared tells whether the pace was shared with other processes when the
+// request went: false alone, with the store away, or busy for its step.
+func (t Ticket) Shared() bool { return t.shared }
 
 // Answer is what the service said to a request.
 type Answer struct {
@@ -156,6 +168,13 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 			<-s.turn
 		}
 	}()
+	var waited Waited
+	since := p.clock.Now() // the wait counted so far ends here
+	count := func(h Hold) {
+		now := p.clock.Now()
+		waited[h] += now.Sub(since)
+		since = now
+	}
 	for {
 		p.mu.Lock()
 		changed := p.changed
@@ -166,20 +185,24 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 			case s.turn <- struct{}{}:
 				turn = true
 			case <-changed: // an answer: a round trip may be under way
+				count(HoldStore)
 				continue
 			case <-ctx.Done():
 				return Ticket{}, ctx.Err()
 			}
+			count(HoldStore)
 		}
-		now := p.clock.Now()
-		t, wait, ok := p.ask(ctx, now)
-		if ok {
+		t, wait, hold := p.ask(ctx, p.clock.Now())
+		count(HoldStore) // the round trip, when shared; nothing alone
+		if hold == HoldNone {
 			if early := t.sent.Sub(p.clock.Now()); early > 0 {
 				// Let go ahead of the pace, at most SharedPoll: it
 				// goes at its time, and is followed by Done whatever
 				// ctx says meanwhile.
 				<-p.clock.After(early)
+				count(HoldPace)
 			}
+			t.waited = waited
 			return t, nil
 		}
 		p.mu.Lock()
@@ -189,7 +212,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 			// An answer wakes it (changed); it also asks again after
 			// the longest wait, which bounds every other wait too.
 			poll = min(poll, p.maxWait)
-		} else if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
+		} else if deadline, ok := ctx.Deadline(); ok && since.Add(wait).After(deadline) {
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
@@ -198,26 +221,28 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		case <-ctx.Done():
 			return Ticket{}, ctx.Err()
 		}
+		count(hold)
 	}
 }
 
 // ask is reserve as a step of the model (share.go), at now or, shared, when
 // its commit runs it; a wait is counted from then.
-func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, ok bool) {
+func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, hold Hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ranAt := now
-	p.step(ctx, now, true, func(now time.Time) { ranAt = now; t, wait, ok = p.reserve(now) })
-	if !ok && wait != untilAnswered && p.shared != nil {
+	p.step(ctx, now, true, func(now time.Time) { ranAt = now; t, wait, hold = p.reserve(now) })
+	if hold != HoldNone && wait != untilAnswered && p.shared != nil {
 		wait = max(0, wait-p.clock.Now().Sub(ranAt))
 	}
-	return t, wait, ok
+	return t, wait, hold
 }
 
 // reserve lets a request go at now, or up to ahead later at its token's
-// time, or says how long it waits before it asks again (an answer may let
-// it go sooner); untilAnswered when only an answer can.
-func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
+// time (HoldNone), or says what holds it and how long it waits before it
+// asks again (an answer may let it go sooner); untilAnswered when only an
+// answer can.
+func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if p.held && p.polled.Before(now) {
 		// A request waited for the pace since: it is what holds them back.
 		p.grown += now.Sub(p.polled)
@@ -226,25 +251,25 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	p.polled, p.held = now, false
 	switch {
 	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.own.InFlight >= p.maxConcurrent:
-		return Ticket{}, untilAnswered, false
+		return Ticket{}, untilAnswered, HoldInFlight
 	case now.Before(p.pausedTil):
-		return Ticket{}, p.pausedTil.Sub(now), false
+		return Ticket{}, p.pausedTil.Sub(now), HoldPause
 	case p.probeGap > 0 && p.inFlight > 0:
-		return Ticket{}, untilAnswered, false
+		return Ticket{}, untilAnswered, HoldProbe
 	case p.probeGap > 0 && now.Before(p.probeAt):
-		return Ticket{}, p.probeAt.Sub(now), false
+		return Ticket{}, p.probeAt.Sub(now), HoldProbe
 	}
 	at := now // when it goes
 	if tokens := p.pace.TokensAt(now); tokens < 1 {
 		wait := time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
 		if wait > p.ahead {
 			p.held = true
-			return Ticket{}, wait, false
+			return Ticket{}, wait, HoldPace
 		}
 		at = now.Add(wait)
 	}
 	if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
-		return Ticket{}, wait, false
+		return Ticket{}, wait, HoldQuota
 	}
 	p.held = at.After(now)
 	p.pace.ReserveN(now, 1) // its token, which may be one to come
@@ -255,12 +280,12 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, bool) {
 	if p.first.IsZero() {
 		p.first = at
 	}
-	t := Ticket{sent: at, others: p.inFlight - 1, ahead: at.After(now)}
+	t := Ticket{sent: at, others: p.inFlight - 1, ahead: at.After(now), shared: p.sharing()}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}
 	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), at)
-	return t, 0, true
+	return t, 0, HoldNone
 }
 
 // setPace sets the pace to the model's rate now, within the ceiling. A
@@ -303,9 +328,15 @@ func (p *Pacer) Done(t Ticket, a Answer) {
 func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	p.own.Unanswered--
 	p.unanswered--
+	spent, crowded := p.gate.known && p.gate.quota.Remaining == 0, p.gate.crowded()
 	quotas := p.gate.done(a.Quota, a.Refused, t.sent, now)
+	p.quotaEvents(spent, crowded, now)
 	if a.Refused && a.RetryAfter > RoundingPause {
 		if until := now.Add(min(a.RetryAfter, p.maxWait)); until.After(p.pausedTil) {
+			if !p.pausedTil.After(now) {
+				p.event("the service asked for a pause: every request waits", map[string]any{
+					"retry_after_ms": a.RetryAfter.Milliseconds(), "until": until.Format(time.RFC3339Nano)})
+			}
 			p.pausedTil = until
 		}
 	}
@@ -325,9 +356,30 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	}
 }
 
+// quotaEvents tells what an answer changed of the announced quota: its
+// window spent (requests wait for the reset), and its sharing with other
+// runs begun or ended. spent and crowded are the gate's before it.
+func (p *Pacer) quotaEvents(spent, crowded bool, now time.Time) {
+	g := &p.gate
+	if !spent && g.known && g.quota.Remaining == 0 && g.resetAt().After(now) {
+		p.event("the announced quota is spent: requests wait for its reset", map[string]any{
+			"limit": g.quota.Limit, "reset": g.resetAt().Format(time.RFC3339Nano), "reset_in_ms": g.resetAt().Sub(now).Milliseconds()})
+	}
+	switch {
+	case !crowded && g.crowded():
+		p.event("other runs spend the announced quota too: this run spends its share, spread until the reset",
+			map[string]any{"share": math.Round(g.share*100) / 100, "remaining": g.quota.Remaining})
+	case crowded && !g.crowded():
+		p.event("this run spends the announced quota alone", map[string]any{"share": math.Round(g.share*100) / 100})
+	}
+}
+
 // accept ends probing, and keeps the others in flight with t, for telling
 // a limit in flight from a rate.
 func (p *Pacer) accept(t Ticket) {
+	if p.probeGap > 0 {
+		p.event("a probe was accepted: probing ends, at the pace before it", map[string]any{"pace_per_second": rateField(float64(p.pace.Limit()))})
+	}
 	p.accepted, p.probeGap = true, 0
 	p.mostOK = append(p.mostOK, t.others)
 	p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
@@ -347,6 +399,7 @@ func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 		// in flight. Only after a cut: till then, few went with others only
 		// because the pace was low.
 		p.window = t.others
+		p.event("the service limits the requests in flight: holding to that many", map[string]any{"in_flight": p.window})
 	default:
 		p.cutPace(t, now)
 	}
@@ -359,6 +412,7 @@ func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 // while sees its refusals thin out, and one that accepts again is found
 // within maxWait.
 func (p *Pacer) probe(a Answer, now time.Time) {
+	begins := p.probeGap == 0
 	p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
 	if p.maxWait > 0 {
 		p.probeGap = min(p.probeGap, p.maxWait)
@@ -368,6 +422,10 @@ func (p *Pacer) probe(a Answer, now time.Time) {
 	}
 	p.probeAt = now.Add(p.probeGap)
 	p.probed = true
+	if begins {
+		p.event("the service refuses every request since the cut: probing it one request at a time",
+			map[string]any{"first_gap_ms": p.probeGap.Milliseconds()})
+	}
 }
 
 // cutPace cuts the pace to Backoff of the rate refused: the pace or, if
@@ -379,21 +437,28 @@ func (p *Pacer) probe(a Answer, now time.Time) {
 // says nothing of the service's rate. A refusal during a start starts
 // again lower, from FirstBackoff of that rate up to Backoff of it.
 func (p *Pacer) cutPace(t Ticket, now time.Time) {
-	measured := p.sentRate()
+	measured, what := p.sentRate(), "the rate requests went at"
 	if !t.ahead {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
 	if p.probed {
 		if accepted := p.acceptedRate(now); accepted > 0 {
-			measured = accepted
+			measured, what = accepted, "the rate the service accepted over the last second"
 		}
 	}
+	from, start := float64(p.pace.Limit()), p.startEnd > 0
 	p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
 	if p.startEnd > 0 {
 		p.startBase, p.startEnd = FirstBackoff*p.peak, Backoff*p.peak
 	}
 	p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
 	p.setPace(now)
+	why := "a refusal: cut from the rate refused"
+	if start {
+		why = "a refusal while the pace doubled at the start: it starts again, lower"
+	}
+	p.event("the pace was cut", map[string]any{"why": why, "from_per_second": rateField(from),
+		"to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(measured), "measured": what})
 }
 
 // Release frees the place of the request t let go, once its answer is read.

@@ -212,7 +212,7 @@ func TestPacer_ceiling(t *testing.T) {
 func TestPacer_maxConcurrent(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := New(clock, 2, 0, time.Minute)
-	first, _, ok := p.reserve(clock.now)
+	first, _, ok := p.reserveOK(clock.now)
 	if !ok {
 		t.Fatal("the first request waits")
 	}
@@ -220,7 +220,7 @@ func TestPacer_maxConcurrent(t *testing.T) {
 	var tickets []Ticket
 	for range 3 {
 		clock.now = clock.now.Add(time.Second)
-		if tk, _, ok := p.reserve(clock.now); ok {
+		if tk, _, ok := p.reserveOK(clock.now); ok {
 			tickets = append(tickets, tk)
 		}
 	}
@@ -229,7 +229,7 @@ func TestPacer_maxConcurrent(t *testing.T) {
 	}
 	p.Release(first)
 	clock.now = clock.now.Add(time.Second)
-	if _, _, ok := p.reserve(clock.now); !ok {
+	if _, _, ok := p.reserveOK(clock.now); !ok {
 		t.Error("a place freed, and the request still waits")
 	}
 }
@@ -242,15 +242,15 @@ func TestPacer_retryAfter(t *testing.T) {
 	}{{time.Second, 0}, {5 * time.Second, 4 * time.Second}} {
 		clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 		p := New(clock, 8, 0, time.Minute)
-		tk, _, _ := p.reserve(clock.now)
+		tk, _, _ := p.reserveOK(clock.now)
 		p.Done(tk, Answer{})
 		p.Release(tk)
 		clock.now = clock.now.Add(time.Second)
-		tk, _, _ = p.reserve(clock.now)
+		tk, _, _ = p.reserveOK(clock.now)
 		p.Done(tk, Answer{Refused: true, RetryAfter: c.retryAfter})
 		p.Release(tk)
 		clock.now = clock.now.Add(time.Second) // past a rounding's second
-		_, wait, ok := p.reserve(clock.now)
+		_, wait, ok := p.reserveOK(clock.now)
 		if c.held == 0 && !ok || c.held > 0 && wait != c.held {
 			t.Errorf("Retry-After %v: let go %v, wait %v; want a wait of %v", c.retryAfter, ok, wait, c.held)
 		}
@@ -263,7 +263,7 @@ func TestPacer_waitOutlastingTheDeadline(t *testing.T) {
 	// The deadline is on the wall clock: so is the fake one here.
 	clock := &fakeClock{now: time.Now()}
 	p := New(clock, 8, 0, time.Minute)
-	tk, _, _ := p.reserve(clock.now)
+	tk, _, _ := p.reserveOK(clock.now)
 	p.Done(tk, Answer{Refused: true, RetryAfter: 30 * time.Second})
 	p.Release(tk)
 	ctx, cancel := context.WithDeadline(context.Background(), clock.now.Add(10*time.Second))
@@ -300,7 +300,7 @@ func TestPacer_inFlightLimit(t *testing.T) {
 	answer(tickets[1], false)
 	send(2)
 	clock.now = clock.now.Add(time.Second)
-	if _, _, ok := p.reserve(clock.now); ok {
+	if _, _, ok := p.reserveOK(clock.now); ok {
 		t.Error("three let go at once after a refusal with two others in flight; want two")
 	}
 }
@@ -311,7 +311,7 @@ func sendApart(t *testing.T, p *Pacer, clock *fakeClock, n int, gap time.Duratio
 	var tickets []Ticket
 	for range n {
 		clock.now = clock.now.Add(gap)
-		tk, _, ok := p.reserve(clock.now)
+		tk, _, ok := p.reserveOK(clock.now)
 		if !ok {
 			t.Fatalf("a request %v after the last waits", gap)
 		}
@@ -330,7 +330,7 @@ func TestPacer_probes(t *testing.T) {
 		p.Done(tk, Answer{Refused: true, RetryAfter: time.Second})
 		p.Release(tk)
 	}
-	tk, _, _ := p.reserve(clock.now)
+	tk, _, _ := p.reserveOK(clock.now)
 	clock.now = clock.now.Add(time.Second)
 	refuse(tk) // the cut
 	inFlight := sendApart(t, p, clock, 3, 100*time.Millisecond)
@@ -340,15 +340,15 @@ func TestPacer_probes(t *testing.T) {
 	}
 	first := time.Second / ProbeShare
 	for _, gap := range []time.Duration{first, 2 * first} {
-		if _, wait, ok := p.reserve(clock.now); ok || wait != gap {
+		if _, wait, ok := p.reserveOK(clock.now); ok || wait != gap {
 			t.Fatalf("let go %v, wait %v; want a probe after %v", ok, wait, gap)
 		}
 		clock.now = clock.now.Add(gap)
-		probe, _, ok := p.reserve(clock.now)
+		probe, _, ok := p.reserveOK(clock.now)
 		if !ok {
 			t.Fatalf("no probe after %v", gap)
 		}
-		if _, _, ok := p.reserve(clock.now); ok {
+		if _, _, ok := p.reserveOK(clock.now); ok {
 			t.Fatal("a second request went with a probe in flight")
 		}
 		refuse(probe)
@@ -371,7 +371,7 @@ func TestPacer_probeGapsStopAtMaxWait(t *testing.T) {
 		for {
 			var wait time.Duration
 			var ok bool
-			if tk, wait, ok = p.reserve(clock.now); ok {
+			if tk, wait, ok = p.reserveOK(clock.now); ok {
 				break
 			}
 			clock.now = clock.now.Add(wait)
@@ -415,7 +415,7 @@ func TestPacer_trajectoryAfterARefusal(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := defaultPacer(clock)
 	cut := clock.now
-	first, _, ok := p.reserve(cut)
+	first, _, ok := p.reserveOK(cut)
 	if !ok {
 		t.Fatal("the first request waited")
 	}
@@ -438,7 +438,7 @@ func TestPacer_trajectoryAfterARefusal(t *testing.T) {
 		clock.now = now
 		var paceAt float64
 		for i := 0; ; i++ {
-			tk, _, ok := p.reserve(now)
+			tk, _, ok := p.reserveOK(now)
 			if i == 0 {
 				paceAt = float64(p.pace.Limit())
 			}
@@ -489,11 +489,11 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clock := &fakeClock{now: start}
 			p := New(clock, 8, 0, time.Minute)
-			tk, _, _ := p.reserve(clock.now)
+			tk, _, _ := p.reserveOK(clock.now)
 			p.Done(tk, Answer{Quota: quota(60, reset)})
 			p.Release(tk)
 			clock.now = clock.now.Add(c.sent)
-			tk, _, _ = p.reserve(clock.now)
+			tk, _, _ = p.reserveOK(clock.now)
 			before := p.pace.Limit()
 			p.Done(tk, Answer{Refused: true, Quota: c.refusal})
 			p.Release(tk)
@@ -501,8 +501,11 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 				t.Errorf("pace %.0f before the refusal, %.0f after: want it cut %v", before, p.pace.Limit(), !c.quotas)
 			}
 			now := clock.now.Add(time.Second)
-			if _, wait, _ := p.reserve(now); c.holds && wait != reset.Add(resetMargin).Sub(now) {
+			if _, wait, _ := p.reserveOK(now); c.holds && wait != reset.Add(resetMargin).Sub(now) {
 				t.Errorf("a second after the refusal: held %v; want until the reset, %v", wait, reset.Add(resetMargin).Sub(now))
+			}
+			if told := eventSaying(p, "quota is spent"); c.holds != (told != "") {
+				t.Errorf("told %q: want the quota's spending told %v", told, c.holds)
 			}
 		})
 	}
@@ -519,8 +522,8 @@ func TestPacer_aCutAfterProbingNeverStopsThePace(t *testing.T) {
 	p := New(clock, 8, 0, time.Minute)
 	send := func(refused bool) {
 		t.Helper()
-		tk, wait, ok := p.reserve(clock.now)
-		for ; !ok; tk, wait, ok = p.reserve(clock.now) {
+		tk, wait, ok := p.reserveOK(clock.now)
+		for ; !ok; tk, wait, ok = p.reserveOK(clock.now) {
 			clock.now = clock.now.Add(wait)
 		}
 		p.Done(tk, Answer{Refused: refused})
@@ -536,7 +539,13 @@ func TestPacer_aCutAfterProbingNeverStopsThePace(t *testing.T) {
 	if r := float64(p.pace.Limit()); !(r > 0) || math.IsInf(r, 0) {
 		t.Fatalf("the pace after the cut: %v a second", r)
 	}
-	if _, wait, ok := p.reserve(clock.now); ok || wait <= 0 {
+	if _, wait, ok := p.reserveOK(clock.now); ok || wait <= 0 {
 		t.Errorf("a request after the cut let go at once (wait %v): want it held to the pace", wait)
 	}
+}
+
+// reserveOK is reserve, telling only whether the request went.
+func (p *Pacer) reserveOK(now time.Time) (Ticket, time.Duration, bool) {
+	t, wait, hold := p.reserve(now)
+	return t, wait, hold == HoldNone
 }

@@ -81,8 +81,8 @@ type sharing struct {
 	committed  chan struct{}
 	committing bool
 	ended      error // why sharing ended; nil while it lasts
-	note       error // what went amiss in a step while sharing lasts, until Note reads it
 	away       bool  // the store was away at the last step (ErrAway)
+	saved      bool  // the last commit's steps ran on the shared state, and it was saved
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -111,19 +111,9 @@ func (p *Pacer) Alone() error {
 	return p.shared.ended
 }
 
-// Note says, once, what last went amiss in a shared step while sharing
-// lasts: a state found damaged and started afresh, or a step that went at
-// this process's own pace because the store was busy. Nil when nothing did.
-func (p *Pacer) Note() error {
-	if p.shared == nil { // set before the first Wait, never after
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	note := p.shared.note
-	p.shared.note = nil
-	return note
-}
+// sharing tells whether the last step ran on the shared state and was
+// saved. p.mu is held.
+func (p *Pacer) sharing() bool { return p.shared != nil && p.shared.saved }
 
 // pollAfter is how long a waiter waits before asking again: wait, or
 // SharedPoll at most while shared. p.mu is held.
@@ -180,10 +170,11 @@ func (p *Pacer) step(ctx context.Context, now time.Time, wait bool, op func(now 
 // commit runs the queued steps as one step of the store's. A store that is
 // busy (ErrBusy), or a ctx done while it waits, leaves them to run on p's
 // own copy of the model as last loaded, and the next commit shares again.
-// A store that is away (ErrAway) does too, with p's own requests only, and
-// is noted once for each absence. Should the store fail otherwise, sharing
-// ends and p goes on alone, with its own requests only. p.mu is held, and
-// released while the store answers.
+// A store that is away (ErrAway) does too, with p's own requests only: an
+// event when it goes away, and one when it is back. Should the store fail
+// otherwise, sharing ends and p goes on alone, with its own requests only.
+// The store may run the steps more than once: only the events of the last
+// run are kept. p.mu is held, and released while the store answers.
 func (p *Pacer) commit(ctx context.Context) {
 	s := p.shared
 	ops, committed := s.queue, s.committed
@@ -198,13 +189,14 @@ func (p *Pacer) commit(ctx context.Context) {
 		runAll(p.clock.Now())
 		return
 	}
-	ran, ranAt, own := false, time.Time{}, p.own
+	ran, ranAt, own, events := false, time.Time{}, p.own, len(p.events)
 	p.mu.Unlock()
 	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		now := p.clock.Now()
 		p.own = own // as before the steps: a store may run them again
+		p.events = p.events[:min(events, len(p.events))]
 		p.load(saved, now)
 		runAll(now)
 		ran, ranAt = true, now
@@ -214,22 +206,27 @@ func (p *Pacer) commit(ctx context.Context) {
 	p.ahead = 0
 	wasAway := s.away
 	s.away = errors.Is(err, ErrAway)
+	s.saved = err == nil || ran && errors.Is(err, ErrHealed)
+	if wasAway && !s.away {
+		p.event("the shared pace's store answers again: pacing with the other runs", nil)
+	}
 	switch {
 	case err == nil:
 		p.ahead = min(p.clock.Now().Sub(ranAt), SharedPoll)
 		return
 	case ran && errors.Is(err, ErrHealed):
-		s.note = err
+		p.event("the shared pace's state was damaged: started afresh", map[string]any{"reason": err.Error()})
 		return
 	case s.away:
 		if !wasAway {
-			s.note = err
+			p.event("the shared pace's store is away: pacing alone until it answers", map[string]any{"reason": err.Error()})
 		}
 		p.countOwn()
 	case errors.Is(err, ErrBusy), ctx.Err() != nil:
-		s.note = err
+		p.event("the shared pace's store was busy: a step went at this run's own pace", map[string]any{"reason": err.Error()})
 	default:
 		s.ended = fmt.Errorf("pacing alone: %w", err)
+		p.event("the shared pace's store failed: pacing alone for the rest of the run", map[string]any{"reason": err.Error()})
 		p.countOwn()
 	}
 	if !ran {
@@ -257,7 +254,7 @@ func (p *Pacer) load(b []byte, now time.Time) {
 	}
 	st, err := decodeState(b)
 	if err != nil {
-		s.note = fmt.Errorf("%w: %w", ErrHealed, err)
+		p.event("the shared pace's state was damaged: started afresh", map[string]any{"reason": err.Error()})
 		p.loadNone(now)
 		return
 	}

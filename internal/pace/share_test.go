@@ -252,22 +252,22 @@ func TestShare_onePlanAsAlone(t *testing.T) {
 func TestShare_deadMemberFreesItsPlace(t *testing.T) {
 	clock, store, ps := sharedPacers("a", "b")
 	a, b := ps[0], ps[1]
-	if _, _, ok := a.ask(bg, clock.now); !ok {
+	if _, _, ok := a.askOK(bg, clock.now); !ok {
 		t.Fatal("the first request was held")
 	}
 	// The first request goes alone: its answer says whether a quota is
 	// announced.
 	clock.now = clock.now.Add(time.Second / StartRate)
-	if _, wait, ok := b.ask(bg, clock.now); ok || wait != untilAnswered {
+	if _, wait, ok := b.askOK(bg, clock.now); ok || wait != untilAnswered {
 		t.Fatalf("b went beside a's first request (wait %v)", wait)
 	}
 	store.gone["a"] = true
 	clock.now = clock.now.Add(LivenessEvery / 2)
-	if _, _, ok := b.ask(bg, clock.now); ok {
+	if _, _, ok := b.askOK(bg, clock.now); ok {
 		t.Fatal("b went before the next liveness check")
 	}
 	clock.now = clock.now.Add(LivenessEvery)
-	if _, _, ok := b.ask(bg, clock.now); !ok {
+	if _, _, ok := b.askOK(bg, clock.now); !ok {
 		t.Fatal("b is still held by a process that ended")
 	}
 	if st, err := decodeState(store.data); err != nil || len(st.members) != 1 || st.members["b"].InFlight != 1 {
@@ -280,12 +280,12 @@ func TestShare_deadMemberFreesItsPlace(t *testing.T) {
 func TestShare_joinsAtThePaceFound(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	a := ps[0]
-	tk, _, _ := a.ask(bg, clock.now)
+	tk, _, _ := a.askOK(bg, clock.now)
 	a.Done(tk, Answer{})
 	a.Release(tk)
 	for range 5 {
 		clock.now = clock.now.Add(5 * time.Millisecond)
-		if tk, _, ok := a.ask(bg, clock.now); ok {
+		if tk, _, ok := a.askOK(bg, clock.now); ok {
 			a.Done(tk, Answer{Refused: true, RetryAfter: 3 * time.Second})
 			a.Release(tk)
 			break
@@ -293,7 +293,7 @@ func TestShare_joinsAtThePaceFound(t *testing.T) {
 	}
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, wait, ok := b.ask(bg, clock.now); ok || wait < 2*time.Second {
+	if _, wait, ok := b.askOK(bg, clock.now); ok || wait < 2*time.Second {
 		t.Fatalf("b went or waits %v: want the 3 s pause a was asked for", wait)
 	}
 	if got := b.pace.Limit(); got != a.pace.Limit() || got >= StartRate {
@@ -306,13 +306,13 @@ func TestShare_joinsAtThePaceFound(t *testing.T) {
 func TestShare_oldStateIsForgotten(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	a := ps[0]
-	tk, _, _ := a.ask(bg, clock.now)
+	tk, _, _ := a.askOK(bg, clock.now)
 	a.Done(tk, Answer{Refused: true})
 	a.Release(tk)
 	clock.now = clock.now.Add(Forget + time.Second)
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, _, ok := b.ask(bg, clock.now); !ok || b.cut || b.pace.Limit() != StartRate {
+	if _, _, ok := b.askOK(bg, clock.now); !ok || b.cut || b.pace.Limit() != StartRate {
 		t.Fatalf("b took up an old state: cut %v, pace %v", b.cut, b.pace.Limit())
 	}
 }
@@ -324,20 +324,20 @@ func TestShare_goesAloneOnAStoreThatFails(t *testing.T) {
 	store := &memStore{fail: errors.New("permission denied")}
 	p := New(clock, 1, 0, 30*time.Second)
 	p.Share(store.member("a"))
-	tk, _, ok := p.ask(bg, clock.now)
+	tk, _, ok := p.askOK(bg, clock.now)
 	if !ok {
 		t.Fatal("the first request was held")
 	}
 	if err := p.Alone(); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("Alone() = %v: want it to say why", err)
 	}
-	if _, wait, ok := p.ask(bg, clock.now); ok || wait != untilAnswered {
+	if _, wait, ok := p.askOK(bg, clock.now); ok || wait != untilAnswered {
 		t.Fatal("a second request went beside the first, past max_concurrent 1")
 	}
 	p.Done(tk, Answer{})
 	p.Release(tk)
 	clock.now = clock.now.Add(time.Second)
-	if _, _, ok := p.ask(bg, clock.now); !ok || p.inFlight != 1 {
+	if _, _, ok := p.askOK(bg, clock.now); !ok || p.inFlight != 1 {
 		t.Fatalf("alone, the next request waits (in flight %d)", p.inFlight)
 	}
 }
@@ -360,17 +360,17 @@ func TestShare_healsADamagedState(t *testing.T) {
 			store := &memStore{data: data, gone: map[string]bool{}}
 			p := New(clock, 1, 0, 30*time.Second)
 			p.Share(store.member("a"))
-			if _, _, ok := p.ask(bg, clock.now); !ok {
+			if _, _, ok := p.askOK(bg, clock.now); !ok {
 				t.Fatal("the first request was held")
 			}
 			if err := p.Alone(); err != nil {
 				t.Fatalf("Alone() = %v: want it still sharing", err)
 			}
-			if note := p.Note(); note == nil || !strings.Contains(note.Error(), "afresh") {
-				t.Fatalf("Note() = %v: want it to say the state started afresh", note)
+			if e := eventSaying(p, "afresh"); e == "" {
+				t.Fatal("no event says the state started afresh")
 			}
-			if p.Note() != nil {
-				t.Fatal("the note is told twice")
+			if e := eventSaying(p, "afresh"); e != "" {
+				t.Fatalf("told twice: %s", e)
 			}
 			st, err := decodeState(store.data)
 			if err != nil || st.members["a"].InFlight != 1 {
@@ -379,7 +379,7 @@ func TestShare_healsADamagedState(t *testing.T) {
 			q := New(clock, 1, 0, 30*time.Second)
 			q.Share(store.member("b"))
 			// Alone, b would go at once; shared, a's request spent the pace.
-			if _, _, ok := q.ask(bg, clock.now); ok {
+			if _, _, ok := q.askOK(bg, clock.now); ok {
 				t.Fatal("b went at once beside a's first request: they do not share")
 			}
 		})
@@ -392,11 +392,11 @@ func TestShare_aStoreThatHealedGoesOnSharing(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	p := ps[0]
 	store.healed = fmt.Errorf("%w: cut short", ErrHealed)
-	if _, _, ok := p.ask(bg, clock.now); !ok || p.Alone() != nil {
+	if _, _, ok := p.askOK(bg, clock.now); !ok || p.Alone() != nil {
 		t.Fatalf("went %v, alone %v: want it to go, sharing", ok, p.Alone())
 	}
-	if note := p.Note(); !errors.Is(note, ErrHealed) || p.Note() != nil {
-		t.Fatalf("Note() = %v: want the healed state, once", note)
+	if e := eventSaying(p, "afresh"); !strings.Contains(e, ErrHealed.Error()) {
+		t.Fatalf("event %q: want the healed state", e)
 	}
 	if st, err := decodeState(store.data); err != nil || st.members["a"].InFlight != 1 {
 		t.Fatalf("members %+v (%v): want a's request saved", st.members, err)
@@ -409,17 +409,17 @@ func TestShare_aStoreThatHealedGoesOnSharing(t *testing.T) {
 func TestShare_aBusyStoreGoesAtItsOwnPace(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	p := ps[0]
-	tk, _, _ := p.ask(bg, clock.now)
+	tk, _, _ := p.askOK(bg, clock.now)
 	p.Done(tk, Answer{})
 	p.Release(tk)
 	store.fail = fmt.Errorf("held by another run: %w", ErrBusy)
 	clock.now = clock.now.Add(time.Second)
-	tk, _, ok := p.ask(bg, clock.now)
+	tk, _, ok := p.askOK(bg, clock.now)
 	if !ok || p.Alone() != nil || p.own.InFlight != 1 {
 		t.Fatalf("went %v, alone %v, own in flight %d: want it to go, still sharing", ok, p.Alone(), p.own.InFlight)
 	}
-	if note := p.Note(); !errors.Is(note, ErrBusy) {
-		t.Fatalf("Note() = %v: want the busy store", note)
+	if e := eventSaying(p, "busy"); !strings.Contains(e, ErrBusy.Error()) {
+		t.Fatalf("event %q: want the busy store", e)
 	}
 	store.fail = nil
 	p.Done(tk, Answer{})
@@ -435,10 +435,10 @@ func TestShare_aBusyStoreGoesAtItsOwnPace(t *testing.T) {
 func TestShare_aStoreAwayGoesAloneUntilItAnswers(t *testing.T) {
 	clock, store, ps := sharedPacers("a", "b")
 	a, b := ps[0], ps[1]
-	tb, _, _ := b.ask(bg, clock.now)
+	tb, _, _ := b.askOK(bg, clock.now)
 	b.Done(tb, Answer{}) // answered, not yet released: in flight
 	clock.now = clock.now.Add(time.Second)
-	ta, _, _ := a.ask(bg, clock.now)
+	ta, _, _ := a.askOK(bg, clock.now)
 	if a.inFlight != 2 {
 		t.Fatalf("a counts %d in flight: want b's too", a.inFlight)
 	}
@@ -448,24 +448,27 @@ func TestShare_aStoreAwayGoesAloneUntilItAnswers(t *testing.T) {
 		t.Fatalf("a counts %d in flight, alone %v: want its own one, still sharing", a.inFlight, a.Alone())
 	}
 	a.Release(ta)
-	if note := a.Note(); !errors.Is(note, ErrAway) {
-		t.Fatalf("Note() = %v: want the store away", note)
+	if e := eventSaying(a, "is away"); !strings.Contains(e, ErrAway.Error()) {
+		t.Fatalf("event %q: want the store away", e)
 	}
 	clock.now = clock.now.Add(time.Second)
-	ta, _, _ = a.ask(bg, clock.now)
+	ta, _, _ = a.askOK(bg, clock.now)
 	a.Done(ta, Answer{})
-	if note := a.Note(); note != nil {
-		t.Fatalf("Note() = %v again in the same absence", note)
+	if e := eventSaying(a, "away"); e != "" {
+		t.Fatalf("%s again in the same absence", e)
 	}
 	store.fail = nil
 	a.Release(ta)
 	if a.inFlight != 1 {
 		t.Fatalf("a counts %d in flight once the store answers: want b's one", a.inFlight)
 	}
+	if e := eventSaying(a, "answers again"); e == "" {
+		t.Fatal("no event says the store is back")
+	}
 	store.fail = fmt.Errorf("redis: i/o timeout: %w", ErrAway)
 	b.Release(tb)
-	if note := b.Note(); !errors.Is(note, ErrAway) {
-		t.Fatalf("Note() = %v: want a new absence noted", note)
+	if e := eventSaying(b, "is away"); !strings.Contains(e, ErrAway.Error()) {
+		t.Fatalf("event %q: want a new absence told", e)
 	}
 }
 
@@ -497,10 +500,10 @@ func TestShare_stepsQueuedWhileTheStoreAnswersShareOneRoundTrip(t *testing.T) {
 	held := &heldStore{member: store.member("a")}
 	p := defaultPacer(clock)
 	p.Share(held)
-	tk1, _, _ := p.ask(bg, clock.now)
+	tk1, _, _ := p.askOK(bg, clock.now)
 	p.Done(tk1, Answer{})
 	clock.now = clock.now.Add(time.Second / StartRate)
-	tk2, _, ok := p.ask(bg, clock.now)
+	tk2, _, ok := p.askOK(bg, clock.now)
 	if !ok {
 		t.Fatal("the second request was held")
 	}
@@ -512,7 +515,7 @@ func TestShare_stepsQueuedWhileTheStoreAnswersShareOneRoundTrip(t *testing.T) {
 	p.Release(tk1) // returns at once: queued
 	asked := make(chan bool)
 	go func() {
-		_, _, ok := p.ask(bg, clock.now)
+		_, _, ok := p.askOK(bg, clock.now)
 		asked <- ok
 	}()
 	for queued := 0; queued < 2; runtime.Gosched() {
@@ -545,11 +548,11 @@ func TestShare_aWaiterJoinsARoundTripUnderWay(t *testing.T) {
 	held := &heldStore{member: store.member("a")}
 	p := defaultPacer(clock)
 	p.Share(held)
-	tk, _, _ := p.ask(bg, clock.Now())
+	tk, _, _ := p.askOK(bg, clock.Now())
 	p.Done(tk, Answer{})
 	p.Release(tk)
 	clock.add(time.Second / StartRate)
-	tk, _, _ = p.ask(bg, clock.Now())
+	tk, _, _ = p.askOK(bg, clock.Now())
 	p.Done(tk, Answer{})
 	clock.add(time.Second / StartRate)
 
@@ -624,7 +627,7 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 	far := &farStore{heldStore: heldStore{member: store.member("a")}, clock: clock, trip: trip}
 	a := defaultPacer(clock)
 	a.Share(far)
-	first, _, _ := a.ask(bg, clock.Now())
+	first, _, _ := a.askOK(bg, clock.Now())
 	a.Done(first, Answer{})
 	clock.add(time.Second / StartRate)
 
@@ -636,7 +639,7 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 	}
 	answers := make(chan asked)
 	ask := func() {
-		t, wait, ok := a.ask(bg, clock.Now())
+		t, wait, ok := a.askOK(bg, clock.Now())
 		answers <- asked{t, wait, ok}
 	}
 	go ask()
@@ -682,7 +685,7 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, wait, ok := b.ask(bg, clock.Now()); ok || wait <= 0 || wait > token {
+	if _, wait, ok := b.askOK(bg, clock.Now()); ok || wait <= 0 || wait > token {
 		t.Fatalf("b went %v, or waits %v, beside the tokens a spent ahead: want to wait the next one's time", ok, wait)
 	}
 
@@ -697,7 +700,7 @@ func validState() []byte {
 	clock, store, ps := sharedPacers("a")
 	p := ps[0]
 	for range 3 {
-		tk, _, _ := p.ask(bg, clock.now)
+		tk, _, _ := p.askOK(bg, clock.now)
 		p.Done(tk, Answer{})
 		clock.now = clock.now.Add(20 * time.Millisecond)
 	}
@@ -724,11 +727,28 @@ func TestState_readsWhatItWrites(t *testing.T) {
 func TestShare_stateHoldsNoHeaderText(t *testing.T) {
 	clock, store, ps := sharedPacers("a")
 	p := ps[0]
-	tk, _, _ := p.ask(bg, clock.now)
+	tk, _, _ := p.askOK(bg, clock.now)
 	h := http.Header{"Ratelimit": {`"secret-token";r=5;t=10`}, "Ratelimit-Policy": {`"secret-token";q=100;w=10`}}
 	p.Done(tk, Answer{Quota: h})
 	p.Release(tk)
 	if strings.Contains(string(store.data), "secret") || !p.gate.known || p.gate.quota.Remaining != 5 {
 		t.Fatalf("state %s (quota %+v)", store.data, p.gate.quota)
 	}
+}
+
+// askOK is ask, telling only whether the request went.
+func (p *Pacer) askOK(ctx context.Context, now time.Time) (Ticket, time.Duration, bool) {
+	t, wait, hold := p.ask(ctx, now)
+	return t, wait, hold == HoldNone
+}
+
+// eventSaying is the first of p's events since the last call whose
+// message holds text, or "" for none.
+func eventSaying(p *Pacer, text string) string {
+	for _, e := range p.Events() {
+		if strings.Contains(e.Message, text) {
+			return fmt.Sprint(e.Message, " ", e.Fields)
+		}
+	}
+	return ""
 }

@@ -305,7 +305,7 @@ func (s *sim) attempt(w *walker, done func()) {
 		}
 		var wait time.Duration
 		var ok bool
-		t, wait, ok = pl.pacer.ask(context.Background(), s.now)
+		t, wait, ok = pl.pacer.askOK(context.Background(), s.now)
 		if !ok {
 			pl.asker = w
 			again := s.wait(w, func() { s.attempt(w, done) })

@@ -74,6 +74,8 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	}
 	defer d.data.addStoreFault(&resp.Diagnostics)
 	key := state.ProfileKey.ValueString()
+	ctx, tally := client.WithTally(ctx)
+	defer d.data.client.LogRead(ctx, tally, map[string]any{"data_source": "browserprofile_profile", "profile_key": key})
 	profile, err := d.data.client.GetProfile(ctx, key)
 	if errors.Is(err, client.ErrNotFound) {
 		// The list explains a 404, and holds the service's own spelling of

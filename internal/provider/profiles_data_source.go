@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/records"
 )
 
@@ -139,6 +140,8 @@ func (d *ProfilesDataSource) Read(ctx context.Context, req datasource.ReadReques
 // msgpack, for Read and for the protocol server (server.go).
 func readState(ctx context.Context, data *providerData, config tftypes.Value) (state []byte, diags diag.Diagnostics) {
 	defer data.addStoreFault(&diags)
+	ctx, tally := client.WithTally(ctx)
+	defer data.client.LogRead(ctx, tally, map[string]any{"data_source": "browserprofile_profiles"})
 	list, err := data.client.ListProfiles(ctx)
 	if err != nil {
 		data.addError(&diags, path.Empty(), err)
