@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
@@ -62,15 +65,24 @@ func TestProxy_throughARealForwardProxy(t *testing.T) {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	base := "https://standin.test:" + port + "/api/v1"
 
+	var logs bytes.Buffer // every read's log at debug, its end included
 	read := func(proxy, noProxy, base string) error {
 		t.Setenv("HTTPS_PROXY", proxy)
 		t.Setenv("NO_PROXY", noProxy)
-		_, err := clientFor(t, base, withCA(pki), withClientCert(t, pki)).GetProfile(context.Background(), "k1")
+		c := clientFor(t, base, withCA(pki), withClientCert(t, pki))
+		ctx, tally := WithTally(tflogtest.RootLogger(context.Background(), &logs))
+		_, err := c.GetProfile(ctx, "k1")
+		c.LogRead(ctx, tally, nil)
 		if err != nil && strings.Contains(fmt.Sprintf("%v %+v", err, err), proxyPassword) {
 			t.Errorf("the proxy's password shows in %v", err)
 		}
 		return err
 	}
+	defer func() {
+		if strings.Contains(logs.String(), proxyPassword) || !strings.Contains(logs.String(), "read done") {
+			t.Errorf("the log shows the proxy's password, or lacks the reads:\n%s", logs.String())
+		}
+	}()
 	withCredentials := "http://user:" + proxyPassword + "@" + squid
 
 	if err := read(withCredentials, "", base); err != nil {

@@ -95,12 +95,12 @@ func (c *Client) LogRead(ctx context.Context, t *Tally, what map[string]any) {
 }
 
 // waitFields are an attempt's waits for its log line: the whole wait for
-// the pace, and each part of it that is not nothing, in milliseconds.
+// the pace, and each part of it of a millisecond or more.
 func waitFields(fields map[string]any, w pace.Waited) {
 	fields["pace_wait_ms"] = w.Total().Milliseconds()
 	for h := pace.HoldPace; h < pace.Hold(len(w)); h++ {
-		if w[h] > 0 {
-			fields["wait_"+h.String()+"_ms"] = w[h].Milliseconds()
+		if ms := w[h].Milliseconds(); ms > 0 {
+			fields["wait_"+h.String()+"_ms"] = ms
 		}
 	}
 }

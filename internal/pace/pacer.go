@@ -181,16 +181,18 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		join := s != nil && s.committing // its round trip is coming anyway
 		p.mu.Unlock()
 		if s != nil && !join && !turn {
+			// Waiting for the turn is waiting behind this process's
+			// requests ahead of it: the pace's.
 			select {
 			case s.turn <- struct{}{}:
 				turn = true
 			case <-changed: // an answer: a round trip may be under way
-				count(HoldStore)
+				count(HoldPace)
 				continue
 			case <-ctx.Done():
 				return Ticket{}, ctx.Err()
 			}
-			count(HoldStore)
+			count(HoldPace)
 		}
 		t, wait, hold := p.ask(ctx, p.clock.Now())
 		count(HoldStore) // the round trip, when shared; nothing alone
@@ -235,6 +237,7 @@ func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Dur
 	if hold != HoldNone && wait != untilAnswered && p.shared != nil {
 		wait = max(0, wait-p.clock.Now().Sub(ranAt))
 	}
+	t.shared = p.sharing() // as the step's commit, now returned, found the store
 	return t, wait, hold
 }
 
@@ -280,7 +283,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if p.first.IsZero() {
 		p.first = at
 	}
-	t := Ticket{sent: at, others: p.inFlight - 1, ahead: at.After(now), shared: p.sharing()}
+	t := Ticket{sent: at, others: p.inFlight - 1, ahead: at.After(now)}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}

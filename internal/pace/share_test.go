@@ -439,8 +439,8 @@ func TestShare_aStoreAwayGoesAloneUntilItAnswers(t *testing.T) {
 	b.Done(tb, Answer{}) // answered, not yet released: in flight
 	clock.now = clock.now.Add(time.Second)
 	ta, _, _ := a.askOK(bg, clock.now)
-	if a.inFlight != 2 {
-		t.Fatalf("a counts %d in flight: want b's too", a.inFlight)
+	if a.inFlight != 2 || !ta.Shared() {
+		t.Fatalf("a counts %d in flight, shared %v: want b's too, shared", a.inFlight, ta.Shared())
 	}
 	store.fail = fmt.Errorf("redis: connection refused: %w", ErrAway)
 	a.Done(ta, Answer{})
@@ -453,6 +453,9 @@ func TestShare_aStoreAwayGoesAloneUntilItAnswers(t *testing.T) {
 	}
 	clock.now = clock.now.Add(time.Second)
 	ta, _, _ = a.askOK(bg, clock.now)
+	if ta.Shared() {
+		t.Error("a request let go while the store is away says it was shared")
+	}
 	a.Done(ta, Answer{})
 	if e := eventSaying(a, "away"); e != "" {
 		t.Fatalf("%s again in the same absence", e)
