@@ -123,28 +123,7 @@ func runCases(t *testing.T, cases []limiterCase, target func(name string) figure
 	for _, n := range networks {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%s", c.name, n.name), func(t *testing.T) {
-				var ratios, shares []float64
-				for seed := range simPlans() {
-					net := n.net
-					if c.told > 0 {
-						net.work = 100 * time.Millisecond
-					}
-					free := simulate(seed, simReads, nil, net, defaultPacer, 0).took
-					least := c.least
-					if c.oneAtATime {
-						least += simReads * net.jitter / 2
-					}
-					ideal := max(free, least)
-					if c.told > 0 {
-						ideal = max(ideal, simulate(seed, simReads, nil, net, nil, c.told).took)
-					}
-					r := simulate(seed, simReads, c.new(), net, defaultPacer, 0)
-					ratios = append(ratios, r.ratio(ideal))
-					shares = append(shares, r.share())
-				}
-				slices.Sort(ratios)
-				slices.Sort(shares)
-				got := figures{ratios[len(ratios)/2], ratios[len(ratios)-1], shares[len(shares)/2]}
+				got := c.figures(n.net, func(c Clock) simPacer { return defaultPacer(c) })
 				t.Logf("median %.3fx, worst %.3fx, %.2f%% refused", got.median, got.worst, got.refused)
 				want, missed := c.miss[n.name]
 				if !missed {
@@ -157,6 +136,34 @@ func runCases(t *testing.T, cases []limiterCase, target func(name string) figure
 			})
 		}
 	}
+}
+
+// figures simulates the case's plans on net through pacers that newPacer
+// makes: the median and worst ratio to the ideal, and the median share
+// refused.
+func (c limiterCase) figures(net network, newPacer func(Clock) simPacer) figures {
+	var ratios, shares []float64
+	for seed := range simPlans() {
+		net := net
+		if c.told > 0 {
+			net.work = 100 * time.Millisecond
+		}
+		free := simulate(seed, simReads, nil, net, defaultPacer, 0).took
+		least := c.least
+		if c.oneAtATime {
+			least += simReads * net.jitter / 2
+		}
+		ideal := max(free, least)
+		if c.told > 0 {
+			ideal = max(ideal, simulate(seed, simReads, nil, net, nil, c.told).took)
+		}
+		r := simulateOf(seed, simReads, c.new(), net, newPacer)
+		ratios = append(ratios, r.ratio(ideal))
+		shares = append(shares, r.share())
+	}
+	slices.Sort(ratios)
+	slices.Sort(shares)
+	return figures{ratios[len(ratios)/2], ratios[len(ratios)-1], shares[len(shares)/2]}
 }
 
 // TestPacer_unannounced holds the pacer to its targets against limiters

@@ -167,11 +167,38 @@ func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *P
 	return simulateFleet(seed, 1, reads, lim, net, 0, p, told)[0]
 }
 
+// simPacer is what a simulated plan asks of its pacer: a Pacer, or a
+// model to judge it against (baseline_test.go).
+type simPacer interface {
+	askOK(ctx context.Context, now time.Time) (Ticket, time.Duration, bool)
+	Done(Ticket, Answer)
+	Release(Ticket)
+	pollAfter(time.Duration) time.Duration
+	sharesPace() bool
+}
+
+// sharesPace tells a Pacer given a Shared store.
+func (p *Pacer) sharesPace() bool { return p.shared != nil }
+
+// simulateOf is simulate with any simPacer.
+func simulateOf(seed uint64, reads int, lim limiter, net network, p func(Clock) simPacer) simPlan {
+	return simulateFleetOf(seed, 1, reads, lim, net, 0, p, 0)[0]
+}
+
 // simulateFleet runs plans such plans at once, as separate processes on
 // one machine would: each with its Pacer, whose waiters only its own
 // answers wake, started within launch of the first, in front of one
 // limiter.
 func simulateFleet(seed uint64, plans, reads int, lim limiter, net network, launch time.Duration, p func(Clock) *Pacer, told int) []simPlan {
+	var of func(Clock) simPacer
+	if p != nil {
+		of = func(c Clock) simPacer { return p(c) }
+	}
+	return simulateFleetOf(seed, plans, reads, lim, net, launch, of, told)
+}
+
+// simulateFleetOf is simulateFleet with any simPacer.
+func simulateFleetOf(seed uint64, plans, reads int, lim limiter, net network, launch time.Duration, p func(Clock) simPacer, told int) []simPlan {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Unix(1_800_000_000, 0).Add(time.Duration(rng.Int64N(int64(time.Second))))
 	s := &sim{now: start, rng: rng, lim: lim, net: net}
@@ -228,7 +255,7 @@ type walker struct {
 // process is one Terraform process's share of a simulation.
 type process struct {
 	id                int
-	pacer             *Pacer
+	pacer             simPacer
 	told, busy        int
 	waiting           map[*walker]func()
 	asker             *walker  // a shared Pacer's: the walker whose turn it is to ask
@@ -298,7 +325,7 @@ func (s *sim) attempt(w *walker, done func()) {
 	pl := w.plan
 	var t Ticket
 	if pl.pacer != nil {
-		if pl.asker != nil && pl.asker != w && pl.pacer.shared != nil {
+		if pl.asker != nil && pl.asker != w && pl.pacer.sharesPace() {
 			// A shared Pacer's waiters take turns at asking (Wait).
 			pl.queue = append(pl.queue, func() { s.attempt(w, done) })
 			return
