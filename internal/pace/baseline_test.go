@@ -101,9 +101,9 @@ func newAdaptive(c Clock, r rules) *adaptive {
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(time.Second) }
 
-func (a *adaptive) sharesPace() bool                          { return false }
+func (a *adaptive) sharesPace() bool                           { return false }
 func (a *adaptive) pollAfter(wait time.Duration) time.Duration { return wait }
-func (a *adaptive) Release(Ticket)                            { a.inFlight-- }
+func (a *adaptive) Release(Ticket)                             { a.inFlight-- }
 
 func (a *adaptive) askOK(_ context.Context, now time.Time) (Ticket, time.Duration, bool) {
 	switch {
@@ -257,8 +257,8 @@ func (a *adaptive) success(now time.Time) {
 		}
 		return
 	}
-	k := math.Cbrt(a.lastMax * (1 - awsBeta) / awsC)
-	a.setRate(now, awsC*math.Pow(dt-k, 3)+a.lastMax)
+	x := dt - math.Cbrt(a.lastMax*(1-awsBeta)/awsC)
+	a.setRate(now, awsC*x*x*x+a.lastMax)
 }
 
 // setRate is AWS's tokenBucketUpdateRate, the new rate held to twice the

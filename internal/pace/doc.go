@@ -104,6 +104,11 @@
 // whose store cannot be reached (ErrAway), with the process's own requests
 // alone. A state the
 // store or this format cannot read is replaced by a fresh one, and sharing
-// goes on; Note tells either, once. A store that fails otherwise leaves the
+// goes on; an Event tells either. A store that fails otherwise leaves the
 // Pacer alone with its own requests (Alone says why).
+//
+// The Pacer reports, for the log, and logs nothing itself: each Ticket
+// carries how long its request waited under each Hold, and each change
+// of the model (a cut, probing, a limit in flight, a pause, a quota's
+// reset or share, the store away or back) is an Event, taken by Events.
 package pace

@@ -5,8 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
 const (
@@ -271,44 +268,6 @@ func TestStore_aPasswordIsNeverShown(t *testing.T) {
 		if strings.Contains(text, "s3cret") {
 			t.Errorf("%q shows the password", text)
 		}
-	}
-}
-
-// TestStore_tlsWithThePrivateCA: rediss:// verifies Redis's certificate
-// against the provider's roots: a private CA given is trusted, and without
-// it the store is away.
-func TestStore_tlsWithThePrivateCA(t *testing.T) {
-	pki, err := standin.NewPKI("test CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key, err := pki.Issue("redis", "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"ca.pem": pki.CAPEM, "cert.pem": cert, "key.pem": key} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := daemons.New(t, "redis-server", true)
-	_, port, _ := net.SplitHostPort(d.Addr)
-	for name := range map[string]bool{"ca.pem": true, "cert.pem": true, "key.pem": true} {
-		b, _ := os.ReadFile(filepath.Join(dir, name))
-		daemons.WriteFile(t, d.Path(name), string(b))
-	}
-	_, stop := daemons.RedisAt(t, d, "port 0", "tls-port "+port, "tls-cert-file "+d.Path("cert.pem"),
-		"tls-key-file "+d.Path("key.pem"), "tls-ca-cert-file "+d.Path("ca.pem"), "tls-auth-clients no")
-	defer stop()
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pki.CAPEM)
-	if _, err := save(t, open(t, "rediss://"+d.Addr, roots, token), "x"); err != nil {
-		t.Fatalf("trusting the private CA: %v", err)
-	}
-	_, err = save(t, open(t, "rediss://"+d.Addr, nil, token), "x")
-	if !errors.Is(err, pace.ErrAway) || !strings.Contains(err.Error(), "certificate") {
-		t.Fatalf("with the system's roots alone: %v, want it away for the certificate", err)
 	}
 }
 
