@@ -46,6 +46,21 @@ func rateField(r float64) float64 {
 	return math.Round(r*100) / 100
 }
 
+// nanos is n nanoseconds as a Duration, saturated: Go leaves a float's
+// conversion out of int64's range to the implementation (amd64 gives the
+// least int64 for any, so the wait of a pace of nothing, infinite, would
+// let a request go at once; arm64 saturates). Infinity and past it is the
+// longest wait; nothing or less, and NaN, none.
+func nanos(n float64) time.Duration {
+	switch {
+	case n >= math.MaxInt64:
+		return math.MaxInt64
+	case n > 0:
+		return time.Duration(n)
+	}
+	return 0
+}
+
 // Hold is what held a request back from going.
 type Hold int
 

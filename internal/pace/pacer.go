@@ -264,9 +264,9 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	}
 	at := now // when it goes
 	if tokens := p.pace.TokensAt(now); tokens < 1 {
-		wait := time.Duration(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
+		wait := nanos(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
 		if wait > p.ahead {
-			p.held = true
+			p.held = p.modelHolds()
 			return Ticket{}, wait, HoldPace
 		}
 		at = now.Add(wait)
@@ -274,7 +274,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
 		return Ticket{}, wait, HoldQuota
 	}
-	p.held = at.After(now)
+	p.held = at.After(now) && p.modelHolds()
 	p.pace.ReserveN(now, 1) // its token, which may be one to come
 	p.inFlight++
 	p.unanswered++
@@ -295,11 +295,18 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 // start whose doubling has reached its end ends there, and the cubic's time
 // begins.
 func (p *Pacer) setPace(now time.Time) {
-	if p.startEnd > 0 && p.startRate() >= p.startEnd {
+	if p.startEnd > 0 && !math.IsInf(p.startEnd, 1) && p.startRate() >= p.startEnd {
 		p.startEnd, p.grown = 0, 0
 	}
 	p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
 }
+
+// modelHolds tells whether the model's pace, not the user's ceiling, is
+// what holds requests back: only then does waiting grow the model. Grown
+// under the ceiling, a start doubled for as long as a plan waited for
+// it, past any rate and, after some 100 s, to infinity, where it ended
+// with no rate refused: a pace of nothing. p.mu is held.
+func (p *Pacer) modelHolds() bool { return p.pace.Limit() < p.ceiling }
 
 // rate is the pace the model gives (Pacer): in a start, doubling from its
 // base; after it, along the cubic.
@@ -416,7 +423,7 @@ func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 // within maxWait.
 func (p *Pacer) probe(a Answer, now time.Time) {
 	begins := p.probeGap == 0
-	p.probeGap = max(2*p.probeGap, time.Duration(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
+	p.probeGap = max(2*p.probeGap, nanos(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
 	if p.maxWait > 0 {
 		p.probeGap = min(p.probeGap, p.maxWait)
 	}

@@ -556,3 +556,39 @@ func (p *Pacer) reserveOK(now time.Time) (Ticket, time.Duration, bool) {
 	t, wait, hold := p.reserve(now)
 	return t, wait, hold == HoldNone
 }
+
+// TestPacer_aCeilingHoldsForAsLongAsAPlanWaits: requests that wait for the
+// user's ceiling do not grow the model's start. They did: after some
+// 100 s of waiting, its doubling reached infinity and ended with no rate
+// refused, a pace of nothing, and every request went at once (3,000
+// requests under a ceiling of 10 a second took 102 s).
+func TestPacer_aCeilingHoldsForAsLongAsAPlanWaits(t *testing.T) {
+	clock := &leapClock{now: time.Unix(1_800_000_000, 0)}
+	p := New(clock, 8, 10, time.Minute)
+	start := clock.now
+	for range 3000 {
+		tk, err := p.Wait(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Done(tk, Answer{})
+		p.Release(tk)
+	}
+	if took := clock.now.Sub(start); took < 299*time.Second || p.pace.Limit() != 10 || p.grown != 0 {
+		t.Fatalf("3,000 requests under a ceiling of 10 a second took %v, pace %v, grown %v: want 300 s at 10, grown none",
+			took, p.pace.Limit(), p.grown)
+	}
+}
+
+// TestNanos: a wait out of int64's range, of either sign, or NaN, is
+// never left to the implementation's conversion.
+func TestNanos(t *testing.T) {
+	for in, want := range map[float64]time.Duration{
+		math.Inf(1): math.MaxInt64, 1e30: math.MaxInt64, math.MaxInt64: math.MaxInt64,
+		math.Inf(-1): 0, -1e30: 0, math.NaN(): 0, 0: 0, 1.5: 1, 2e9: 2 * time.Second,
+	} {
+		if got := nanos(in); got != want {
+			t.Errorf("nanos(%v) = %v, want %v", in, got, want)
+		}
+	}
+}
