@@ -61,7 +61,13 @@ func (c *Client) StoreFault() error {
 	if err == nil || !c.faultTold.CompareAndSwap(false, true) {
 		return nil
 	}
-	return errors.New(c.redactor.Redact(err.Error()))
+	var f *paceredis.Fault
+	if !errors.As(err, &f) {
+		return errors.New(c.redactor.Redact(err.Error()))
+	}
+	// Redis's words are masked where they enter; the cause is the
+	// provider's, the address the user's.
+	return &paceredis.Fault{Where: f.Where, Cause: f.Cause, Err: errors.New(c.redactor.Redact(f.Err.Error()))}
 }
 
 // CheckPaceStore says why raw cannot name a Redis to share the pace in, or
