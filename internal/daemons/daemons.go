@@ -112,6 +112,13 @@ func WriteFile(t testing.TB, name, content string) {
 // and what gives the status of every request it answered so far.
 func Nginx(t testing.TB, upstream string, need bool) (string, func() []string) {
 	t.Helper()
+	return NginxLimit(t, upstream, need, "burst=10 nodelay")
+}
+
+// NginxLimit is Nginx with limit_req's burst and delay as given: "" for a
+// bucket of one (no burst), "burst=20" for a burst queued at the rate.
+func NginxLimit(t testing.TB, upstream string, need bool, burst string) (string, func() []string) {
+	t.Helper()
 	d := New(t, "nginx", need)
 	WriteFile(t, d.Path("nginx.conf"), fmt.Sprintf(`daemon off;
 master_process off;
@@ -125,13 +132,13 @@ http {
 	server {
 		listen %[2]s;
 		location / {
-			limit_req zone=api burst=10 nodelay;
+			limit_req zone=api %[4]s;
 			proxy_set_header Host $http_host;
 			proxy_pass http://%[3]s;
 		}
 	}
 }
-`, d.Dir, d.Addr, upstream))
+`, d.Dir, d.Addr, upstream, burst))
 	d.Start(t, "nginx.out", "-p", d.Dir, "-e", d.Path("error.log"), "-c", d.Path("nginx.conf"))
 	return d.Addr, func() []string { return LogLines(t, d.Path("access.log")) }
 }

@@ -1,0 +1,220 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+)
+
+// The simulation in internal/pace (sim_test.go) is calibrated here: the
+// plan it simulates, run in real time through the client, against the
+// real limiters its rows are named for, on loopback and 80 ms away. Its
+// figures go beside the simulation's own (pace's TestCalibration_virtual)
+// in BENCHMARKS.md. A measurement, not a target: it runs only with
+// PACE_CALIBRATE=1, some minutes.
+
+// calibrationReads is the simulation's plan: one list read, then these
+// reads, by ten walkers.
+const calibrationReads = 300
+
+// calibrationPlans is how many plans a row runs: five, or
+// PACE_CALIBRATE_PLANS.
+func calibrationPlans() int {
+	if n, err := strconv.Atoi(os.Getenv("PACE_CALIBRATE_PLANS")); err == nil && n > 0 {
+		return n
+	}
+	return 5
+}
+
+// runPlan runs the simulation's plan through c, as Terraform takes it:
+// the list, some 100 ms to expand the for_each, then the reads taken by
+// ten walkers, each pausing 20 to 150 ms between reads. It returns the
+// plan's time and its requests and refusals.
+func runPlan(t *testing.T, c *Client, seed uint64) (time.Duration, int, int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var mu sync.Mutex
+	pause := func(least, spread time.Duration) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return least + time.Duration(rng.Int64N(int64(spread)))
+	}
+	ctx, tally := WithTally(context.Background())
+	start := time.Now()
+	if _, err := c.ListProfiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(pause(80*time.Millisecond, 40*time.Millisecond)) // Terraform expanding the for_each
+	var next, failed int
+	var ended time.Time
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= calibrationReads {
+					return
+				}
+				_, err := c.GetProfile(ctx, fmt.Sprintf("bp_gen_%07d", i))
+				mu.Lock()
+				ended = time.Now()
+				if err != nil {
+					failed++
+				}
+				mu.Unlock()
+				time.Sleep(pause(20*time.Millisecond, 130*time.Millisecond))
+			}
+		})
+	}
+	wg.Wait()
+	if failed > 0 {
+		t.Errorf("%d reads failed", failed)
+	}
+	requests, refused, _ := tally.Counts()
+	return ended.Sub(start), requests, refused
+}
+
+// relay is a TCP relay on loopback to addr that delays every byte by
+// oneWay in each direction: a service oneWay·2 away. It stops when the
+// test ends.
+func relay(t *testing.T, addr string, oneWay time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go late(in, out, oneWay)
+			go late(out, in, oneWay)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// late copies from src to dst, each chunk oneWay after it was read.
+func late(src, dst net.Conn, oneWay time.Duration) {
+	type chunk struct {
+		b  []byte
+		at time.Time
+	}
+	chunks := make(chan chunk, 1024)
+	go func() {
+		defer close(chunks)
+		for {
+			b := make([]byte, 32<<10)
+			n, err := src.Read(b)
+			if n > 0 {
+				chunks <- chunk{b[:n], time.Now().Add(oneWay)}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range chunks {
+		time.Sleep(time.Until(c.at)) // the network's delay, not a test's wait
+		if _, err := dst.Write(c.b); err != nil {
+			break
+		}
+	}
+	time.Sleep(oneWay)
+	if tcp, ok := dst.(*net.TCPConn); ok {
+		_ = tcp.CloseWrite()
+	} else {
+		dst.Close()
+	}
+	_, _ = io.Copy(io.Discard, src)
+}
+
+// TestCalibration_real prints, for each real limiter the simulation names
+// a row for, on loopback and 80 ms away, the median and worst time of the
+// simulation's plan against its ideal, and the median share refused, over
+// calibrationPlans plans: the ideal is the plan's time with no limiter,
+// or the least the limit allows, whichever is longer.
+func TestCalibration_real(t *testing.T) {
+	if os.Getenv("PACE_CALIBRATE") == "" {
+		t.Skip("PACE_CALIBRATE=1 runs the simulation's plan through real limiters")
+	}
+	s := standin.New(standin.Options{Environments: []standin.Environment{{Name: "development", Token: testToken,
+		Profiles: standin.Generate(calibrationReads)}}, PageSize: 1000})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	upstream := srv.Listener.Addr().String()
+	perSecond := func(n int) time.Duration { return time.Duration(n) * time.Second / 50 }
+	limiters := []struct {
+		name  string
+		start func() string
+		least time.Duration
+	}{
+		{"none", func() string { return upstream }, 0},
+		{"nginx limit_req, burst 10 (bucket burst 10, no Retry-After)", func() string {
+			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=10 nodelay")
+			return addr
+		}, perSecond(calibrationReads + 1 - 10)},
+		{"nginx limit_req, no burst (bucket burst 1, no Retry-After)", func() string {
+			addr, _ := daemons.NginxLimit(t, upstream, true, "")
+			return addr
+		}, perSecond(calibrationReads)},
+		{"HAProxy http_req_rate (HAProxy's rate, no Retry-After)", func() string {
+			addr, _ := daemons.HAProxy(t, upstream, true)
+			return addr
+		}, perSecond(calibrationReads + 1)},
+	}
+	var b strings.Builder
+	b.WriteString("| limiter | network | median | worst | refused |\n|---|---|---|---|---|\n")
+	for _, network := range []struct {
+		name   string
+		oneWay time.Duration
+	}{{"loopback", 0}, {"80 ms", 40 * time.Millisecond}} {
+		free := map[uint64]time.Duration{}
+		for _, l := range limiters {
+			addr := l.start()
+			if network.oneWay > 0 {
+				addr = relay(t, addr, network.oneWay)
+			}
+			var ratios, shares []float64
+			for seed := range uint64(calibrationPlans()) {
+				c := clientFor(t, "http://"+addr+"/development/api/v1", providerRetries)
+				took, requests, refused := runPlan(t, c, seed)
+				if l.least == 0 {
+					free[seed] = took
+				}
+				ratios = append(ratios, float64(took)/float64(max(free[seed], l.least)))
+				shares = append(shares, 100*float64(refused)/float64(requests))
+				time.Sleep(2500 * time.Millisecond) // the limiter's counters empty before the next plan
+			}
+			slices.Sort(ratios)
+			slices.Sort(shares)
+			fmt.Fprintf(&b, "| %s | %s | %.2fx | %.2fx | %.1f%% |\n", l.name, network.name,
+				ratios[len(ratios)/2], ratios[len(ratios)-1], shares[len(shares)/2])
+		}
+	}
+	t.Log("\n" + b.String())
+}

@@ -1,0 +1,35 @@
+package pace
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestCalibration_virtual prints the simulation's figures for the rows
+// that internal/client's TestCalibration_real runs through the real
+// limiters they are named for, for the two to be set side by side
+// (BENCHMARKS.md). It runs only with PACE_CALIBRATE=1.
+func TestCalibration_virtual(t *testing.T) {
+	if os.Getenv("PACE_CALIBRATE") == "" {
+		t.Skip("PACE_CALIBRATE=1 prints the simulation's rows that have real limiters")
+	}
+	rows := []limiterCase{
+		{name: "bucket burst 10, no Retry-After (nginx limit_req, burst 10)", new: func() limiter { return silent{newBucket(50, 10)} },
+			least: perSecond(50, simReads+1-10)},
+		{name: "bucket burst 1, no Retry-After (nginx limit_req, no burst)", new: func() limiter { return silent{newBucket(50, 1)} },
+			least: perSecond(50, simReads), oneAtATime: true},
+		{name: "HAProxy's rate, no Retry-After (HAProxy http_req_rate)", new: func() limiter { return silent{&periodRate{n: 50}} },
+			least: perSecond(50, simReads+1)},
+	}
+	var b strings.Builder
+	b.WriteString("| row | network | median | worst | refused |\n|---|---|---|---|---|\n")
+	for _, n := range networks {
+		for _, c := range rows {
+			f := c.figures(n.net, func(c Clock) simPacer { return defaultPacer(c) })
+			fmt.Fprintf(&b, "| %s | %s | %.2fx | %.2fx | %.1f%% |\n", c.name, n.name, f.median, f.worst, f.refused)
+		}
+	}
+	t.Log("\n" + b.String())
+}
