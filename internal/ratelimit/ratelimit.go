@@ -115,7 +115,7 @@ func (w *RollingWindow) Take(now time.Time, limit int, countRefused bool) (wait 
 // period ago. Every request is counted, refused ones too (track-sc0
 // counts it before the deny rule reads the rate), so a client that keeps
 // asking keeps itself refused; the periods follow one another from the
-// first request.
+// first request, and from the first after two or more quiet periods.
 type PeriodRate struct {
 	mu         sync.Mutex
 	start      time.Time // the current period's
@@ -131,12 +131,12 @@ func (r *PeriodRate) Take(now time.Time, limit int, period time.Duration) (wait 
 		r.start = now
 	}
 	if gone := now.Sub(r.start); gone >= period {
-		r.prev = r.curr
+		r.prev, r.curr, r.start = r.curr, 0, r.start.Add(period)
 		if gone >= 2*period {
-			r.prev = 0
+			// Two periods missed: the new one begins now (HAProxy's
+			// update_freq_ctr_period), not on the periods' old grid.
+			r.prev, r.start = 0, now
 		}
-		r.curr = 0
-		r.start = r.start.Add(gone - gone%period)
 	}
 	r.curr++
 	left := period - now.Sub(r.start)

@@ -134,11 +134,17 @@ func TestPeriodRate(t *testing.T) {
 	if _, ok := r.Take(second.Add(1750*time.Millisecond), 3, time.Second); !ok {
 		t.Error("refused three quarters into the next period")
 	}
-	// More than two periods on, nothing from before counts.
+	// More than two periods on, nothing from before counts, and the
+	// period begins anew: at 4.5 s, not on the grid of whole seconds.
 	for i := range 3 {
-		if _, ok := r.Take(second.Add(4*time.Second+time.Duration(i)*time.Millisecond), 3, time.Second); !ok {
+		if _, ok := r.Take(second.Add(4500*time.Millisecond+time.Duration(i)*time.Millisecond), 3, time.Second); !ok {
 			t.Errorf("request %d after two quiet periods refused", i+1)
 		}
+	}
+	// At 5.2 s, still in the period begun at 4.5 s: a fourth is refused.
+	// On the old grid it would be 3 x 0.8 from the period before, and go.
+	if wait, ok := r.Take(second.Add(5200*time.Millisecond), 3, time.Second); ok || wait != 300*time.Millisecond {
+		t.Errorf("a fourth in the period begun anew: accepted %v, wait %v; want refused, 300ms", ok, wait)
 	}
 }
 
