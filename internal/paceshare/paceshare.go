@@ -44,17 +44,13 @@ package paceshare
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -130,54 +126,6 @@ func Open(dir, format, base, token string) (*Store, error) {
 	s.closed.Add(1)
 	go s.heartbeat()
 	return s, nil
-}
-
-// join makes this process's liveness file, locked before any other
-// process can see it under its name.
-func (s *Store) join() error {
-	joining := s.path("." + s.member + ".join")
-	f, err := os.OpenFile(joining, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	l := flock.New(joining, flock.SetFlag(os.O_RDWR|noFollow))
-	if ok, err := l.TryLock(); err != nil || !ok {
-		_ = f.Close()
-		_ = os.Remove(joining)
-		return errors.Join(fmt.Errorf("locking %s", joining), err)
-	}
-	if err = writeBeat(f); err == nil {
-		err = os.Rename(joining, s.livePath(s.member))
-	}
-	if err != nil {
-		_ = l.Close()
-		_ = f.Close()
-		_ = os.Remove(joining)
-		return err
-	}
-	s.live, s.beat = l, f
-	return nil
-}
-
-// heartbeat writes the time to the liveness file every Heartbeat, until
-// Close: a process that is stopped writes nothing.
-func (s *Store) heartbeat() {
-	defer s.closed.Done()
-	tick := time.NewTicker(Heartbeat)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-tick.C:
-			_ = writeBeat(s.beat)
-		}
-	}
-}
-
-func writeBeat(f *os.File) error {
-	_, err := f.WriteAt(binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixNano())), 0)
-	return err
 }
 
 // Member names this process among those sharing the state.
@@ -280,80 +228,6 @@ func same(held interface{ Stat() (fs.FileInfo, error) }, path string) bool {
 	return err == nil && os.SameFile(info, named)
 }
 
-// openState opens the state the directory names now, unless it is the
-// one open already. The lock is held.
-func (s *Store) openState() error {
-	path := s.path(".state")
-	if s.state != nil {
-		if same(s.state, path) {
-			return nil
-		}
-		_ = s.state.Close()
-		s.state = nil
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	s.state = f
-	return nil
-}
-
-// frame opens every state: a magic, then the length and CRC-32 of what
-// follows it.
-const frame = "BPSTATE1"
-
-// read returns the state in its frame: nil when the file is empty, and
-// nil with pace.ErrHealed when it is damaged.
-func (s *Store) read() ([]byte, error) {
-	info, err := s.state.Stat()
-	if err != nil || info.Size() == 0 {
-		return nil, err
-	}
-	b := make([]byte, info.Size())
-	if _, err := s.state.ReadAt(b, 0); err != nil {
-		return nil, err
-	}
-	head := len(frame) + 8
-	if len(b) < head || string(b[:len(frame)]) != frame {
-		return nil, fmt.Errorf("%w: %s is not a state this provider wrote", pace.ErrHealed, s.state.Name())
-	}
-	n, sum := binary.BigEndian.Uint32(b[len(frame):]), binary.BigEndian.Uint32(b[len(frame)+4:])
-	if uint64(n) > uint64(len(b)-head) || crc32.ChecksumIEEE(b[head:head+int(n)]) != sum {
-		return nil, fmt.Errorf("%w: %s is cut short or changed", pace.ErrHealed, s.state.Name())
-	}
-	return b[head : head+int(n)], nil
-}
-
-// write replaces the state, in place, in its frame.
-func (s *Store) write(state []byte) error {
-	b := make([]byte, 0, len(frame)+8+len(state))
-	b = append(b, frame...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(state)))
-	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(state))
-	b = append(b, state...)
-	if _, err := s.state.WriteAt(b, 0); err != nil {
-		return err
-	}
-	return s.state.Truncate(int64(len(b)))
-}
-
-// Gone tells which of members no longer count: their process ended (their
-// file is not locked, or not there; it is removed) or is stopped (its
-// heartbeat is older than Silent).
-func (s *Store) Gone(members []string) []string {
-	var gone []string
-	for _, m := range members {
-		if m == s.member || !isName(m) {
-			continue
-		}
-		if ended(s.livePath(m)) || silent(s.livePath(m)) {
-			gone = append(gone, m)
-		}
-	}
-	return gone
-}
-
 // Close leaves the state: the heartbeat stops and this process's liveness
 // file goes. A process that ends without it leaves the file to the next
 // one that joins, which finds it unlocked.
@@ -372,151 +246,4 @@ func (s *Store) Close() error {
 	return err
 }
 
-// sweep removes the liveness files of processes that ended without a word
-// (and those left under their joining name), and states untouched for
-// KeepUnused, whatever credentials they are for.
-func (s *Store) sweep() {
-	files, _ := filepath.Glob(filepath.Join(s.dir, "*.live"))
-	for _, f := range files {
-		ended(f)
-	}
-	joining, _ := filepath.Glob(filepath.Join(s.dir, "*.join"))
-	for _, f := range joining {
-		if info, err := os.Lstat(f); err == nil && time.Since(info.ModTime()) > joinUnused {
-			ended(f)
-		}
-	}
-	states, _ := filepath.Glob(filepath.Join(s.dir, "*.state"))
-	for _, f := range states {
-		if info, err := os.Lstat(f); err == nil && time.Since(info.ModTime()) > KeepUnused {
-			forget(strings.TrimSuffix(f, ".state"))
-		}
-	}
-}
-
-// forget removes the state at base (.state, .lock), under its lock, if it
-// is still untouched for KeepUnused once the lock is held. A process that
-// opened either file finds, at its next step, that the directory no longer
-// names it, and opens the new one.
-func forget(base string) {
-	l := flock.New(base+".lock", flock.SetFlag(os.O_RDWR|noFollow))
-	if ok, err := l.TryLock(); err != nil || !ok || !same(l, base+".lock") {
-		_ = l.Close()
-		return
-	}
-	defer func() { _ = l.Close() }()
-	if info, err := os.Lstat(base + ".state"); err == nil && time.Since(info.ModTime()) <= KeepUnused {
-		return
-	}
-	_ = os.Remove(base + ".state")
-	_ = os.Remove(base + ".lock")
-}
-
-// ended tells whether the process that locked path has ended, removing the
-// file if it has.
-func ended(path string) bool {
-	l := flock.New(path, flock.SetFlag(os.O_RDWR|noFollow))
-	ok, err := l.TryLock()
-	if err != nil {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	if !ok {
-		return false
-	}
-	if same(l, path) {
-		_ = os.Remove(path)
-	}
-	_ = l.Close()
-	return true
-}
-
-// silent tells whether the heartbeat in path is older than Silent.
-func silent(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
-	if err != nil {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	defer f.Close()
-	b := make([]byte, 8)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return false // no heartbeat in it: whether it ended is ended's to tell
-	}
-	return time.Since(time.Unix(0, int64(binary.BigEndian.Uint64(b)))) > Silent
-}
-
-// usable refuses dir unless it is a directory, not a link to one, and the
-// user's own (owned: own_unix.go, own_windows.go).
-func usable(dir string) error {
-	info, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if info.Mode()&fs.ModeSymlink != 0 || !info.IsDir() {
-		return fmt.Errorf("%s is not a directory but a link or a file: the pace is shared only in a directory of the user's own", dir)
-	}
-	return owned(dir, info)
-}
-
 func (s *Store) path(suffix string) string { return filepath.Join(s.dir, s.name+suffix) }
-
-func (s *Store) livePath(member string) string { return s.path("." + member + ".live") }
-
-// readKey reads the directory's key, making it on first use, under a lock
-// of its own so that two first processes agree on one.
-func readKey(dir string) ([]byte, error) {
-	l := flock.New(filepath.Join(dir, "key.lock"), flock.SetFlag(os.O_RDWR|os.O_CREATE|noFollow), flock.SetPermissions(0o600))
-	if err := l.Lock(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = l.Unlock() }()
-	path := filepath.Join(dir, "key")
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		return key, create(path, key)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	key := make([]byte, 33)
-	n, _ := f.Read(key)
-	if n != 32 {
-		return nil, fmt.Errorf("%s is not a key this provider made", path)
-	}
-	if err := userOnly(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return key[:32], nil
-}
-
-// create writes b to path whole: under a name made fresh and exclusively,
-// user-only, then renamed over it.
-func create(path string, b []byte) error {
-	tmp := path + "." + randomHex(8) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err = errors.Join(err, f.Close()); err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// isName tells a member's name from anything else a state might hold: a
-// name is only ever joined to a path here.
-func isName(m string) bool {
-	return m != "" && strings.Trim(m, "0123456789abcdef") == ""
-}
