@@ -3,9 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -90,69 +88,6 @@ func runPlan(t *testing.T, c *Client, seed uint64) (time.Duration, int, int) {
 	return ended.Sub(start), requests, refused
 }
 
-// relay is a TCP relay on loopback to addr that delays every byte by
-// oneWay in each direction: a service oneWay·2 away. It stops when the
-// test ends.
-func relay(t *testing.T, addr string, oneWay time.Duration) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", addr)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			go late(in, out, oneWay)
-			go late(out, in, oneWay)
-		}
-	}()
-	return ln.Addr().String()
-}
-
-// late copies from src to dst, each chunk oneWay after it was read.
-func late(src, dst net.Conn, oneWay time.Duration) {
-	type chunk struct {
-		b  []byte
-		at time.Time
-	}
-	chunks := make(chan chunk, 1024)
-	go func() {
-		defer close(chunks)
-		for {
-			b := make([]byte, 32<<10)
-			n, err := src.Read(b)
-			if n > 0 {
-				chunks <- chunk{b[:n], time.Now().Add(oneWay)}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for c := range chunks {
-		time.Sleep(time.Until(c.at)) // the network's delay, not a test's wait
-		if _, err := dst.Write(c.b); err != nil {
-			break
-		}
-	}
-	time.Sleep(oneWay)
-	if tcp, ok := dst.(*net.TCPConn); ok {
-		_ = tcp.CloseWrite()
-	} else {
-		dst.Close()
-	}
-	_, _ = io.Copy(io.Discard, src)
-}
-
 // TestCalibration_real prints, for each real limiter the simulation names
 // a row for, on loopback and 80 ms away, the median and worst time of the
 // simulation's plan against its ideal, and the median share refused, over
@@ -197,7 +132,7 @@ func TestCalibration_real(t *testing.T) {
 		for _, l := range limiters {
 			addr := l.start()
 			if network.oneWay > 0 {
-				addr = relay(t, addr, network.oneWay)
+				addr = daemons.Distant(t, addr, network.oneWay)
 			}
 			var ratios, shares []float64
 			for seed := range uint64(calibrationPlans()) {

@@ -1,5 +1,6 @@
 // Package daemons runs real servers from Debian (squid, nginx, HAProxy, Redis) on
-// loopback for one test, as users meet them in front of a service: the
+// loopback for one test, as users meet them in front of a service, and
+// puts a server a round trip away (Distant): the
 // tests of internal/client and internal/e2e start them, and stop them when
 // the test ends. Test support only: no provider code imports it.
 package daemons
@@ -210,4 +211,62 @@ func LogLines(t testing.TB, name string) []string {
 		t.Fatal(err)
 	}
 	return strings.Fields(string(b))
+}
+
+// Distant is the address of a relay on loopback to addr that holds what
+// passes each way for oneWay: a server a round trip of twice that away,
+// as users meet one. It stops when the test ends.
+func Distant(tb testing.TB, addr string, oneWay time.Duration) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go late(in, out, oneWay)
+			go late(out, in, oneWay)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// late copies from src to dst, each chunk oneWay after it was read, in
+// order, and closes both when src ends.
+func late(src, dst net.Conn, oneWay time.Duration) {
+	type chunk struct {
+		b   []byte
+		due time.Time
+	}
+	chunks := make(chan chunk, 1024)
+	go func() {
+		defer dst.Close()
+		for c := range chunks {
+			time.Sleep(time.Until(c.due))
+			if _, err := dst.Write(c.b); err != nil {
+				return
+			}
+		}
+	}()
+	defer close(chunks)
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			chunks <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(oneWay)}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

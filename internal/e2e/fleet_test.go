@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -404,7 +403,7 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		redisd, _ := daemons.Redis(b, true)
 		addr := redisd.Addr
 		if row.away > 0 {
-			addr = delayed(b, addr, row.away/2)
+			addr = daemons.Distant(b, addr, row.away/2)
 		}
 		env = append(env, "BROWSERPROFILE_PACE_STORE=redis://"+addr)
 	}
@@ -438,61 +437,4 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		}
 	}
 	return r
-}
-
-// delayed is the address of a proxy on loopback to addr that holds what
-// passes each way for oneWay: a server a round trip of twice that away.
-func delayed(tb testing.TB, addr string, oneWay time.Duration) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", addr)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			go late(in, out, oneWay)
-			go late(out, in, oneWay)
-		}
-	}()
-	return ln.Addr().String()
-}
-
-// late copies from src to dst, each chunk oneWay after it was read, in
-// order, and closes both when src ends.
-func late(src, dst net.Conn, oneWay time.Duration) {
-	type chunk struct {
-		b   []byte
-		due time.Time
-	}
-	chunks := make(chan chunk, 1024)
-	go func() {
-		defer dst.Close()
-		for c := range chunks {
-			time.Sleep(time.Until(c.due))
-			if _, err := dst.Write(c.b); err != nil {
-				return
-			}
-		}
-	}()
-	defer close(chunks)
-	defer src.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			chunks <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(oneWay)}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
