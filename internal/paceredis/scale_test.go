@@ -1,0 +1,191 @@
+package paceredis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/ratelimit"
+)
+
+// TestScale_membersThroughOneRedis measures the store at the scale of a
+// large organisation's CI: K members, each a pace.Pacer sharing through a
+// Store of its own (its own connections), in one process as goroutines
+// (K processes would not fit on two cores), against a real redis-server
+// on loopback and 2 ms away, each sending reads as Terraform does (ten
+// walkers, 20 to 150 ms between reads) to one limiter of 50 a second
+// (burst 10) in the process. Some 2,000 reads a fleet. For each K it
+// prints the slowest member against the ideal (every read at 50 a second),
+// the share refused, the steps (round trips to Redis) per request and
+// those that ended busy or away, and Redis's commands (those its scripts
+// run included), bytes and CPU per request and the memory it holds. A
+// measurement, not a target: it runs only with PACE_SCALE=1 (K from
+// PACE_SCALE_K, default 16,64,256), some minutes.
+func TestScale_membersThroughOneRedis(t *testing.T) {
+	if os.Getenv("PACE_SCALE") == "" {
+		t.Skip("PACE_SCALE=1 measures the store with K members")
+	}
+	ks := []int{16, 64, 256}
+	if v := os.Getenv("PACE_SCALE_K"); v != "" {
+		ks = nil
+		for _, f := range strings.Split(v, ",") {
+			k, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| K | Redis | slowest | refused | steps / request | busy steps | away steps | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, network := range []struct {
+		name   string
+		oneWay time.Duration
+	}{{"loopback", 0}, {"2 ms away", time.Millisecond}} {
+		for _, k := range ks {
+			d, _ := daemons.Redis(t, true)
+			addr := d.Addr
+			if network.oneWay > 0 {
+				addr = daemons.Distant(t, addr, network.oneWay)
+			}
+			r := runFleet(t, k, "redis://"+addr, d.Addr)
+			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %.1f | %.2f%% | %.2f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB |\n",
+				k, network.name, r.slowest, r.refused, r.steps, r.busy, r.away, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB)
+		}
+	}
+	t.Log("\n" + b.String())
+}
+
+// fleetFigures are one fleet's.
+type fleetFigures struct {
+	slowest, refused, steps, busy, away, commands, bytes, cpuPerRequest, cpuShare, memoryMB float64
+}
+
+// runFleet runs k members through the Redis at raw (admin: its own
+// address, for INFO) and returns the fleet's figures.
+func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: admin, Protocol: 2})
+	defer rdb.Close()
+	before := info(t, rdb)
+	reads := max(4, 2000/k)
+	var limMu sync.Mutex
+	lim := ratelimit.NewBucket(50, 10)
+	var requests, refused, busy, away atomic.Int64
+	tooks := make([]time.Duration, k)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for m := range k {
+		wg.Go(func() {
+			s, err := Open(raw, nil, pace.StateFormat, base, token)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer s.Close()
+			p := pace.New(pace.RealClock{}, 8, 0, 30*time.Second)
+			p.Share(s)
+			rng := rand.New(rand.NewPCG(uint64(m), 1))
+			var rngMu sync.Mutex
+			var next atomic.Int64
+			began := time.Now()
+			var walkers sync.WaitGroup
+			for range 10 {
+				walkers.Go(func() {
+					for next.Add(1) <= int64(reads) {
+						for {
+							tk, err := p.Wait(context.Background())
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							limMu.Lock()
+							_, ok := lim.Take(time.Now())
+							limMu.Unlock()
+							requests.Add(1)
+							if !ok {
+								refused.Add(1)
+							}
+							p.Done(tk, pace.Answer{Refused: !ok})
+							p.Release(tk)
+							for _, e := range p.Events() {
+								switch {
+								case strings.Contains(e.Message, "busy"):
+									busy.Add(1)
+								case strings.Contains(e.Message, "is away"):
+									away.Add(1)
+								}
+							}
+							if ok {
+								break
+							}
+						}
+						rngMu.Lock()
+						pause := 20*time.Millisecond + time.Duration(rng.Int64N(int64(130*time.Millisecond)))
+						rngMu.Unlock()
+						time.Sleep(pause) // Terraform's walker between reads
+					}
+				})
+			}
+			walkers.Wait()
+			tooks[m] = time.Since(began)
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	after := info(t, rdb)
+	n := float64(requests.Load())
+	steps := after["cmdstat_evalsha"] - before["cmdstat_evalsha"]
+	cpu := after["used_cpu_sys"] + after["used_cpu_user"] - before["used_cpu_sys"] - before["used_cpu_user"]
+	ideal := time.Duration(float64(k*reads) / 50 * float64(time.Second))
+	return fleetFigures{
+		slowest:       float64(slices.Max(tooks)) / float64(ideal),
+		refused:       100 * float64(refused.Load()) / n,
+		steps:         steps / n,
+		busy:          100 * float64(busy.Load()) / max(steps, 1),
+		away:          100 * float64(away.Load()) / max(steps, 1),
+		commands:      (after["total_commands_processed"] - before["total_commands_processed"]) / n,
+		bytes:         (after["total_net_input_bytes"] + after["total_net_output_bytes"] - before["total_net_input_bytes"] - before["total_net_output_bytes"]) / n,
+		cpuPerRequest: cpu / n * 1e6,
+		cpuShare:      100 * cpu / wall.Seconds(),
+		memoryMB:      after["used_memory"] / (1 << 20),
+	}
+}
+
+// info is Redis's INFO as numbers: each field, and each command's calls
+// as cmdstat_<name>.
+func info(t *testing.T, rdb *redis.Client) map[string]float64 {
+	t.Helper()
+	text, err := rdb.Info(context.Background(), "stats", "cpu", "memory", "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(text) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(name, "cmdstat_") {
+			calls, _, _ := strings.Cut(strings.TrimPrefix(value, "calls="), ",")
+			value = calls
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
