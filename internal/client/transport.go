@@ -41,14 +41,14 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	took := time.Since(sent)
 	logAttempt(req, resp, err, attemptTimes{ticket: ticket, backoff: backoff, wire: took}, t.redactor)
-	tallyFrom(ctx).attempt(ticket.Waited().Total(), backoff, took, err == nil && rateLimited(resp))
+	answer := pace.Answer{Failed: err != nil, Refused: err == nil && rateLimited(resp)}
+	tallyFrom(ctx).attempt(ticket.Waited().Total(), backoff, took, answer.Refused)
 	if err != nil {
-		t.pacer.Done(ticket, pace.Answer{Failed: true})
+		t.pacer.Done(ticket, answer)
 		t.tell(ctx)
 		release()
 		return nil, err
 	}
-	answer := pace.Answer{Refused: rateLimited(resp)}
 	if answer.Refused {
 		answer.RetryAfter, _ = retryAfter(resp.Header, time.Now())
 	}
