@@ -22,6 +22,7 @@ import (
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -92,7 +93,7 @@ type Client struct {
 	proxy     func(*url.URL) (*url.URL, error) // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as read at New
 	// storeFault is why the Redis PaceStore names cannot work as set
 	// (nil without one); faultTold, that StoreFault told it.
-	storeFault func() error
+	storeFault func() *paceredis.Fault
 	faultTold  atomic.Bool
 }
 

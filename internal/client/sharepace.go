@@ -26,7 +26,7 @@ func DefaultPaceDir() (string, error) {
 // same service with the same token, in the Redis PaceStore names or else
 // in PaceDir, or says why it cannot: the plan then goes on at its own pace.
 // fault, for a Redis, tells why it cannot work as set (paceredis.Fault).
-func sharePace(p *pace.Pacer, cfg Config) (fault func() error, err error) {
+func sharePace(p *pace.Pacer, cfg Config) (fault func() *paceredis.Fault, err error) {
 	if cfg.PaceStore != "" {
 		store, err := paceredis.Open(cfg.PaceStore, cfg.RootCAs,
 			pace.StateFormat, cfg.BaseURL.String(), cfg.Token)
@@ -57,13 +57,9 @@ func (c *Client) StoreFault() error {
 	if c.storeFault == nil {
 		return nil
 	}
-	err := c.storeFault()
-	if err == nil || !c.faultTold.CompareAndSwap(false, true) {
+	f := c.storeFault()
+	if f == nil || !c.faultTold.CompareAndSwap(false, true) {
 		return nil
-	}
-	var f *paceredis.Fault
-	if !errors.As(err, &f) {
-		return errors.New(c.redactor.Redact(err.Error()))
 	}
 	// Redis's words are masked where they enter; the cause is the
 	// provider's, the address the user's.

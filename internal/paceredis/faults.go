@@ -21,14 +21,11 @@ type Fault struct {
 func (f *Fault) Error() string { return fmt.Sprintf("Redis at %s %s (%v)", f.Where, f.Cause, f.Err) }
 func (f *Fault) Unwrap() error { return f.Err }
 
-// Fault is the last failure that will not pass on its own (*Fault), until
-// a step passes: nil while Redis works, or fails only for now.
-func (s *Store) Fault() error {
+// Fault is the last failure that will not pass on its own, until a step
+// passes: nil while Redis works, or fails only for now.
+func (s *Store) Fault() *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fault == nil {
-		return nil
-	}
 	return s.fault
 }
 
