@@ -52,7 +52,8 @@
 // x/time/rate, doubles from StartRate until the first refusal. A refusal
 // of a request sent after the last cut cuts it to Backoff of the rate
 // refused; it grows back along CUBIC's cubic (RFC 9438), reaching that
-// rate after Recover, and grows only while requests wait for it. A
+// rate after Recover; it (and the doubling) grows only while requests
+// wait for it, not for the user's ceiling. A
 // refusal during the doubling starts it again instead, from FirstBackoff
 // of the rate refused up to Backoff of it, where the cubic begins. The
 // rate refused is the pace or, if lower, the rate requests went at (over
