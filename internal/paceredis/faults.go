@@ -49,6 +49,8 @@ func never(err error) string {
 		}
 	)
 	switch {
+	// The last two are Redis 5's and 6's words for a password given to a
+	// Redis that has none; 7 takes HELLO's instead, and never says them.
 	case redisWords("WRONGPASS", "AUTH <password> called without any password", "Client sent AUTH, but no password"):
 		return "refused the user or password the address gives"
 	case redisWords("NOAUTH", "Protocol error: unauthenticated"):

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -226,6 +227,9 @@ func TestStore_faultsThatNeverPass(t *testing.T) {
 		{"a server that answers nothing", "answered as no Redis does", func(t *testing.T) (string, *x509.CertPool) {
 			return "redis://" + notRedis(t, "*0\r\n"), nil
 		}},
+		{"a node of a Cluster that holds other keys", "a node of a Redis Cluster", func(t *testing.T) (string, *x509.CertPool) {
+			return "redis://" + clusterNodeWithoutSlots(t), nil
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, roots := tc.addr(t)
@@ -353,4 +357,37 @@ func readCommand(r *bufio.Reader) (string, error) {
 		}
 	}
 	return name, nil
+}
+
+// clusterNodeWithoutSlots starts two Redis Cluster nodes, gives every
+// slot to the second, and returns the first's address once it knows so:
+// it answers MOVED for every key.
+func clusterNodeWithoutSlots(t *testing.T) string {
+	t.Helper()
+	var addrs [2]string
+	var clients [2]*redis.Client
+	for i := range addrs {
+		d, _ := daemons.Redis(t, true, "cluster-enabled yes", "cluster-config-file nodes.conf")
+		addrs[i] = d.Addr
+		clients[i] = redis.NewClient(&redis.Options{Addr: d.Addr, Protocol: 2})
+		t.Cleanup(func() { _ = clients[i].Close() })
+	}
+	host, port, _ := net.SplitHostPort(addrs[1])
+	if err := clients[0].ClusterMeet(bg, host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := clients[1].ClusterAddSlotsRange(bg, 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The first learns the slots by gossip: watched on the real server,
+	// each look a round trip, for at most ten seconds.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if err := clients[0].Get(bg, "k").Err(); err != nil && strings.HasPrefix(err.Error(), "MOVED") {
+			return addrs[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first node never learnt that the second holds the slots")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
