@@ -48,27 +48,29 @@
 // of them is nearest the truth, and nothing more is learnt.
 //
 // Otherwise the service is taken to accept a steady rate it does not tell
-// (as the AWS SDKs' adaptive retry mode takes it), and one pace, in
-// x/time/rate, doubles from StartRate until the first refusal. A refusal
-// of a request sent after the last cut cuts it to Backoff of the rate
-// refused; it grows back along CUBIC's cubic (RFC 9438), reaching that
-// rate after Recover; it (and the doubling) grows only while requests
-// wait for it, not for the user's ceiling. A
-// refusal during the doubling starts it again instead, from FirstBackoff
-// of the rate refused up to Backoff of it, where the cubic begins. The
-// rate refused is the pace or, if lower, the rate requests went at (over
-// RateSpan, or since the request before, the faster); after probing, the
-// rate the service accepted over the last second, if it accepted any in
-// it: a rate of nothing would let every request go at once.
-//
-// A service refusing everything after a cut is probed one request at a
-// time, each gap double the last up to maxWait, and the pace is not cut
-// again; an acceptance ends probing. The client sends a refusal that
-// asked for no wait back through the Pacer at once, so these gaps are
-// what spaces its attempts while a service refuses. After a cut, one
-// refusing a request sent with more in flight than all but one of the
-// last InFlightHistory it accepted is held to that many in flight, for the
-// Pacer's life. A Retry-After past RoundingPause holds every request.
+// (as the AWS SDKs' adaptive retry mode takes it), and the Pacer keeps one
+// pace, a bucket of one in x/time/rate. Only an answer to a request sent
+// after the last cut says anything of the pace, and the model reads it so:
+//   - The pace doubles every StartDoubling from StartRate until the first
+//     refusal.
+//   - A refusal cuts it to Backoff of the rate refused: the pace or, if
+//     lower, the rate requests went at (over RateSpan, or since the request
+//     before, the faster); after probing, the rate the service accepted
+//     over the last second, if it accepted any.
+//   - It grows back along CUBIC's cubic (RFC 9438), reaching the rate
+//     refused after Recover; but a refusal while it doubles starts the
+//     doubling again, from FirstBackoff of the rate refused up to Backoff
+//     of it, where the cubic begins. Either grows only while requests wait
+//     for the pace, not for the user's ceiling.
+//   - A refusal while nothing sent since the cut was accepted says the
+//     service refuses everything: it is probed one request at a time, each
+//     gap double the last up to maxWait, and the pace is not cut again,
+//     till one is accepted. The client sends a refusal that asked for no
+//     wait back through the Pacer at once, so these gaps space its tries.
+//   - After a cut, a refusal of a request sent with more in flight than
+//     all but one of the last InFlightHistory accepted holds the Pacer to
+//     that many in flight, for its life.
+//   - A Retry-After past RoundingPause holds every request.
 //
 // Pacers in several processes that talk to one service with the same
 // credentials can share the model (Share, share.go): the model is one plain
@@ -81,9 +83,9 @@
 // another are queued for the next round trip, which runs them all, in
 // order: an answer or a release queued returns at once, and an ask waits
 // for the round trip that runs it. As a request waits for that round trip
-// anyway, a shared pace lets it go ahead of its token by the process's last
-// round trip (at most SharedPoll), at the token's time; the tokens spent
-// ahead are saved with the pace. So a distant store costs a request one
+// anyway, a shared pace lets it go before its token by the process's last
+// round trip (at most SharedPoll), at the token's time; the tokens it owes
+// are saved with the pace. So a distant store costs a request one
 // round trip, not three one after another, and its asks of one round trip
 // go at the pace. Such a request's gap to the one before is the pace's, not
 // what the service saw: its refusal is measured against the rate requests

@@ -54,42 +54,65 @@ type Pacer struct {
 	// Derived from the members' counts (own alone when not shared): let go
 	// and not yet released, and not yet answered (the gate's).
 	inFlight, unanswered int
-	pace                 *rate.Limiter // the model's pace, as x/time/rate works it; model.limiter between shared steps
-	// ahead is how long before its token the pace may let a request go:
+	// pace is the model's rate as x/time/rate works it, with its tokens:
+	// a bucket of one, within the ceiling (saved beside the model, as
+	// state.pace, while shared).
+	pace *rate.Limiter
+	// lead is how long before its token the pace may let a request go:
 	// while shared, the last round trip to the store, which the request
 	// waits for anyway (share.go); 0 otherwise.
-	ahead  time.Duration
+	lead   time.Duration
 	events []Event // the model's changes since Events last took them
 	model
 }
 
 // model is the state of the package doc's model, a plain value: what
 // Pacers that share it save and load whole around each step (share.go,
-// state.go). Configuration and the counts derived from the members are
-// not in it; the pace is, as its rate, tokens and time.
+// state.go). Configuration, the counts derived from the members and the
+// pace's tokens are not in it. Each field keeps the invariant its comment
+// states; none can be told from the others.
 type model struct {
-	gate      gate
-	checked   time.Time     // when members were last checked for liveness (share.go)
-	limiter   tokenState    // the pace, as saved
-	cut       bool          // a refusal has cut the pace
-	peak      float64       // the rate last refused
-	startBase float64       // in a start: the pace it began at
-	startEnd  float64       // and the pace that ends it; 0 after it
-	lastCut   time.Time     // when a refusal last cut the pace
-	grown     time.Duration // the time requests waited for the pace since the start, the last cut, or the end of a start
-	polled    time.Time     // when a request last asked to go
-	held      bool          // and the pace held it back
-	accepted  bool          // a request sent after the last cut was accepted
-	probeGap  time.Duration // while the service refuses everything; 0 otherwise
-	probeAt   time.Time     // when the next probe may go
-	pausedTil time.Time
-	sent      []time.Time // when requests went, over the last RateSpan
-	acks      []time.Time // when requests were accepted, over the last second
-	first     time.Time   // when the first request went
-	probed    bool        // the service refused everything since the last cut
-	window    int         // the most requests in flight the service accepts, once learnt; 0 before
-	mostOK    []int       // others in flight with the requests accepted last, up to InFlightHistory
+	gate    gate
+	checked time.Time // when members were last checked for liveness (share.go)
+	// lastCut is when a refusal last cut the pace: zero before the first.
+	// Only an answer to a request sent after it says anything of the pace.
+	lastCut time.Time
+	refused float64 // the rate the last cut measured as refused; 0 before the first
+	// doubling: the rate doubles every StartDoubling of grown, from
+	// StartRate before the first refusal (with no end) and from
+	// FirstBackoff of refused after one, up to Backoff of it; otherwise it
+	// follows the cubic, back to refused after Recover. Always true before
+	// the first refusal, so the rate is never nothing.
+	doubling      bool
+	grown         time.Duration // how long requests waited for the pace since the curve began
+	polled        time.Time     // when a request last asked to go
+	held          bool          // and the pace, not the ceiling, held it back
+	heard         heard         // what answers said since the last cut
+	probeGap      time.Duration // while probing, the gap before the next probe
+	probeAt       time.Time     // while probing, when the next probe may go
+	pausedTil     time.Time     // a Retry-After past RoundingPause holds every request till then
+	sent          []time.Time   // when requests went, over the last RateSpan
+	accepts       []time.Time   // when requests were accepted, over the last second
+	first         time.Time     // when the first request went
+	inFlightLimit int           // the most requests in flight the service accepts, once learnt; 0 before
+	// othersAccepted holds the others in flight with each of the last
+	// InFlightHistory requests accepted.
+	othersAccepted []int
 }
+
+// heard is what answers to requests sent since the last cut said.
+type heard uint8
+
+const (
+	// nothingAccepted: a refusal of one says the service refuses
+	// everything, and probing begins.
+	nothingAccepted heard = iota
+	probing               // one request at a time, probeGap apart, till one is accepted
+	accepted              // one was accepted
+	// reopened: one was accepted after probing, so the next cut measures
+	// the rate the service accepted, not the rate requests went at.
+	reopened
+)
 
 // tokenState is an x/time/rate limiter of burst 1 as a value: its rate, and
 // the tokens it held at a time.
@@ -103,11 +126,11 @@ type tokenState struct {
 type Ticket struct {
 	sent time.Time
 	gap  time.Duration // since the request let go before it
-	// ahead: let go ahead of its token, with others in one round trip to
-	// the store, all of which go as it ends: their gaps are the pace's,
-	// not what the service saw.
-	ahead  bool
-	others int // the others in flight when it went
+	// beforeToken: let go before its token came, with others in one round
+	// trip to the store, all of which go as it ends: their gaps are the
+	// pace's, not what the service saw.
+	beforeToken bool
+	others      int // the others in flight when it went
 	// What the request waited for, and whether the pace was shared when
 	// it went: for the log.
 	waited Waited
@@ -142,16 +165,13 @@ func New(clock Clock, maxConcurrent int, ceiling float64, maxWait time.Duration)
 	if ceiling > 0 {
 		p.ceiling = rate.Limit(ceiling)
 	}
-	p.fresh()
+	p.begin()
 	return p
 }
 
-// inf is a start's end before the first refusal: none.
-var inf = math.Inf(1)
-
-// fresh sets the model as it is before the first request.
-func (p *Pacer) fresh() {
-	p.model = model{startBase: StartRate, startEnd: inf}
+// begin sets the model as it is before the first request.
+func (p *Pacer) begin() {
+	p.model = model{doubling: true}
 	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
 }
 
@@ -198,7 +218,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		count(HoldStore) // the round trip, when shared; nothing alone
 		if hold == HoldNone {
 			if early := t.sent.Sub(p.clock.Now()); early > 0 {
-				// Let go ahead of the pace, at most SharedPoll: it
+				// Let go before its token, at most SharedPoll: it
 				// goes at its time, and is followed by Done whatever
 				// ctx says meanwhile.
 				<-p.clock.After(early)
@@ -241,7 +261,7 @@ func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Dur
 	return t, wait, hold
 }
 
-// reserve lets a request go at now, or up to ahead later at its token's
+// reserve lets a request go at now, or up to lead later at its token's
 // time (HoldNone), or says what holds it and how long it waits before it
 // asks again (an answer may let it go sooner); untilAnswered when only an
 // answer can.
@@ -253,19 +273,19 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	}
 	p.polled, p.held = now, false
 	switch {
-	case p.window > 0 && p.inFlight >= p.window, p.maxConcurrent > 0 && p.own.InFlight >= p.maxConcurrent:
+	case p.inFlightLimit > 0 && p.inFlight >= p.inFlightLimit, p.maxConcurrent > 0 && p.own.InFlight >= p.maxConcurrent:
 		return Ticket{}, untilAnswered, HoldInFlight
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), HoldPause
-	case p.probeGap > 0 && p.inFlight > 0:
+	case p.heard == probing && p.inFlight > 0:
 		return Ticket{}, untilAnswered, HoldProbe
-	case p.probeGap > 0 && now.Before(p.probeAt):
+	case p.heard == probing && now.Before(p.probeAt):
 		return Ticket{}, p.probeAt.Sub(now), HoldProbe
 	}
 	at := now // when it goes
 	if tokens := p.pace.TokensAt(now); tokens < 1 {
 		wait := nanos(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
-		if wait > p.ahead {
+		if wait > p.lead {
 			p.held = p.modelHolds()
 			return Ticket{}, wait, HoldPace
 		}
@@ -283,7 +303,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if p.first.IsZero() {
 		p.first = at
 	}
-	t := Ticket{sent: at, others: p.inFlight - 1, ahead: at.After(now)}
+	t := Ticket{sent: at, others: p.inFlight - 1, beforeToken: at.After(now)}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}
@@ -292,11 +312,11 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 }
 
 // setPace sets the pace to the model's rate now, within the ceiling. A
-// start whose doubling has reached its end ends there, and the cubic's time
-// begins.
+// doubling that has reached Backoff of the rate refused ends there, and
+// the cubic's time begins.
 func (p *Pacer) setPace(now time.Time) {
-	if p.startEnd > 0 && !math.IsInf(p.startEnd, 1) && p.startRate() >= p.startEnd {
-		p.startEnd, p.grown = 0, 0
+	if p.doubling && p.refused > 0 && p.doublingRate() >= Backoff*p.refused {
+		p.doubling, p.grown = false, 0
 	}
 	p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
 }
@@ -308,19 +328,24 @@ func (p *Pacer) setPace(now time.Time) {
 // with no rate refused: a pace of nothing. p.mu is held.
 func (p *Pacer) modelHolds() bool { return p.pace.Limit() < p.ceiling }
 
-// rate is the pace the model gives (Pacer): in a start, doubling from its
-// base; after it, along the cubic.
+// rate is the pace the model gives (model.doubling): doubling, or along
+// the cubic.
 func (p *Pacer) rate() float64 {
-	if p.startEnd > 0 {
-		return p.startRate()
+	if p.doubling {
+		return p.doublingRate()
 	}
 	x := float64(p.grown)/float64(Recover) - 1
-	return p.peak * (1 + (1-Backoff)*x*x*x)
+	return p.refused * (1 + (1-Backoff)*x*x*x)
 }
 
-// startRate is a start's pace: its base, doubled every StartDoubling.
-func (p *Pacer) startRate() float64 {
-	return p.startBase * math.Exp2(float64(p.grown)/float64(StartDoubling))
+// doublingRate is the rate doubled every StartDoubling from where the
+// doubling began.
+func (p *Pacer) doublingRate() float64 {
+	from := float64(StartRate)
+	if p.refused > 0 {
+		from = FirstBackoff * p.refused
+	}
+	return from * math.Exp2(float64(p.grown)/float64(StartDoubling))
 }
 
 // Done reports the answer to the request t let go, in four steps: the
@@ -352,10 +377,10 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	}
 	if !a.Refused && !a.Failed {
 		// What the service accepts, whatever the pace was when it went.
-		p.acks = append(trimBefore(p.acks, now.Add(-time.Second)), now)
+		p.accepts = append(trimBefore(p.accepts, now.Add(-time.Second)), now)
 	}
-	switch fresh := t.sent.After(p.lastCut) || !p.cut; {
-	case a.Failed || !fresh:
+	switch {
+	case a.Failed || !t.sent.After(p.lastCut):
 	case !a.Refused:
 		p.accept(t)
 	case quotas:
@@ -387,81 +412,76 @@ func (p *Pacer) quotaEvents(spent, crowded bool, now time.Time) {
 // accept ends probing, and keeps the others in flight with t, for telling
 // a limit in flight from a rate.
 func (p *Pacer) accept(t Ticket) {
-	if p.probeGap > 0 {
+	switch p.heard {
+	case probing:
 		p.event("a probe was accepted: probing ends, at the pace before it", map[string]any{"pace_per_second": rateField(float64(p.pace.Limit()))})
+		p.heard, p.probeGap, p.probeAt = reopened, 0, time.Time{}
+	case nothingAccepted:
+		p.heard = accepted
 	}
-	p.accepted, p.probeGap = true, 0
-	p.mostOK = append(p.mostOK, t.others)
-	p.mostOK = p.mostOK[max(0, len(p.mostOK)-InFlightHistory):]
+	p.othersAccepted = append(p.othersAccepted, t.others)
+	p.othersAccepted = p.othersAccepted[max(0, len(p.othersAccepted)-InFlightHistory):]
 }
 
 // refuse reads a refusal of t: a probe's, one of a limit in flight, or a
 // rate's, which cuts the pace.
 func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
+	cut := !p.lastCut.IsZero()
 	switch {
-	case p.cut && !p.accepted && p.probeGap > 0 && t.sent.Before(p.probeAt.Add(-p.probeGap)):
+	case cut && p.heard == probing && t.sent.Before(p.probeAt.Add(-p.probeGap)):
 		// Sent before the probe's gap was last set: it says nothing of it.
-	case p.cut && !p.accepted:
+	case cut && (p.heard == nothingAccepted || p.heard == probing):
 		p.probe(a, now)
-	case p.cut && len(p.mostOK) >= InFlightEvidence && t.others > slices.Sorted(slices.Values(p.mostOK))[len(p.mostOK)-2]:
+	case cut && len(p.othersAccepted) >= InFlightEvidence && t.others > slices.Sorted(slices.Values(p.othersAccepted))[len(p.othersAccepted)-2]:
 		// More were in flight than with all but one accepted of late (one
 		// may count an answer on its way back): the service limits requests
 		// in flight. Only after a cut: till then, few went with others only
 		// because the pace was low.
-		p.window = t.others
-		p.event("the service limits the requests in flight: holding to that many", map[string]any{"in_flight": p.window})
+		p.inFlightLimit = t.others
+		p.event("the service limits the requests in flight: holding to that many", map[string]any{"in_flight": p.inFlightLimit})
 	default:
 		p.cutPace(t, now)
 	}
 }
 
-// probe: nothing sent since the cut was accepted, so the service refuses
-// everything, whatever the pace. One request at a time, each gap double
-// the last, up to maxWait (or the Retry-After, if shorter), until it
-// accepts again; the pace itself is not cut. A service that refuses for a
-// while sees its refusals thin out, and one that accepts again is found
-// within maxWait.
+// probe is the package doc's probing. A gap is at least the pace's and
+// ProbeShare of the Retry-After, and at most the Retry-After. A service
+// that refuses for a while sees its refusals thin out, and one that
+// accepts again is found within maxWait.
 func (p *Pacer) probe(a Answer, now time.Time) {
-	begins := p.probeGap == 0
-	p.probeGap = max(2*p.probeGap, nanos(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare)
+	begins := p.heard != probing
+	p.probeGap = max(2*p.probeGap, nanos(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare, 1)
 	if p.maxWait > 0 {
 		p.probeGap = min(p.probeGap, p.maxWait)
 	}
 	if a.RetryAfter > 0 {
 		p.probeGap = min(p.probeGap, a.RetryAfter)
 	}
-	p.probeAt = now.Add(p.probeGap)
-	p.probed = true
+	p.probeAt, p.heard = now.Add(p.probeGap), probing
 	if begins {
 		p.event("the service refuses every request since the cut: probing it one request at a time",
 			map[string]any{"first_gap_ms": p.probeGap.Milliseconds()})
 	}
 }
 
-// cutPace cuts the pace to Backoff of the rate refused: the pace or, if
-// lower, the rate requests went at (over RateSpan or since the one before,
-// the faster; a first request's gap of 0 is the pace; one let go ahead,
-// over RateSpan alone), or, after probing, the rate accepted over the last
-// second, if the service accepted any in it: a rate of none is no pace (a
-// pace of nothing would let every request go at once), and that second
-// says nothing of the service's rate. A refusal during a start starts
-// again lower, from FirstBackoff of that rate up to Backoff of it.
+// cutPace is the package doc's cut. A first request's gap of 0 is taken
+// for the pace; one let go before its token is measured over RateSpan
+// alone, as its gap is the pace's, not what the service saw. A second in
+// which the service accepted nothing says nothing of its rate, and a rate
+// of nothing would let every request go at once.
 func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	measured, what := p.sentRate(), "the rate requests went at"
-	if !t.ahead {
+	if !t.beforeToken {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
-	if p.probed {
-		if accepted := p.acceptedRate(now); accepted > 0 {
-			measured, what = accepted, "the rate the service accepted over the last second"
+	if p.heard == reopened {
+		if n := p.acceptedRate(now); n > 0 {
+			measured, what = n, "the rate the service accepted over the last second"
 		}
 	}
-	from, start := float64(p.pace.Limit()), p.startEnd > 0
-	p.peak, p.probed = min(float64(p.pace.Limit()), measured), false
-	if p.startEnd > 0 {
-		p.startBase, p.startEnd = FirstBackoff*p.peak, Backoff*p.peak
-	}
-	p.cut, p.lastCut, p.grown, p.accepted = true, now, 0, false
+	from, start := float64(p.pace.Limit()), p.doubling
+	p.refused = min(from, measured)
+	p.lastCut, p.grown, p.heard = now, 0, nothingAccepted
 	p.setPace(now)
 	why := "a refusal: cut from the rate refused"
 	if start {
@@ -491,8 +511,8 @@ func (p *Pacer) acceptedRate(now time.Time) float64 {
 	if now.Sub(p.first) < time.Second {
 		return math.Inf(1)
 	}
-	i, _ := slices.BinarySearchFunc(p.acks, now.Add(-time.Second), time.Time.Compare)
-	return float64(len(p.acks) - i)
+	i, _ := slices.BinarySearchFunc(p.accepts, now.Add(-time.Second), time.Time.Compare)
+	return float64(len(p.accepts) - i)
 }
 
 // sentRate is the rate requests went at over the last RateSpan: the

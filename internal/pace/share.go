@@ -30,7 +30,7 @@ const (
 // version's state under a name of its own, so that provider versions side
 // by side each share among themselves (internal/paceshare). Change it with
 // the encoding (state.go): its golden test says when.
-const StateFormat = "5"
+const StateFormat = "6"
 
 // ErrBusy is what a Shared store's Update returns (wrapped) when other
 // Pacers kept it from its step for its bounded time (holding its lock, or
@@ -203,7 +203,7 @@ func (p *Pacer) commit(ctx context.Context) {
 		return p.save(now), nil
 	})
 	p.mu.Lock()
-	p.ahead = 0
+	p.lead = 0
 	wasAway := s.away
 	s.away = errors.Is(err, ErrAway)
 	s.saved = err == nil || ran && errors.Is(err, ErrHealed)
@@ -212,7 +212,7 @@ func (p *Pacer) commit(ctx context.Context) {
 	}
 	switch {
 	case err == nil:
-		p.ahead = min(p.clock.Now().Sub(ranAt), SharedPoll)
+		p.lead = min(p.clock.Now().Sub(ranAt), SharedPoll)
 		return
 	case ran && errors.Is(err, ErrHealed):
 		p.event("the shared pace's state was damaged: started afresh", map[string]any{"reason": err.Error()})
@@ -235,10 +235,11 @@ func (p *Pacer) commit(ctx context.Context) {
 }
 
 // state is what Pacers that share the model keep in the store (state.go
-// encodes it): the model whole, and the members with requests let go. It
-// was saved when its pace was (model.limiter.at).
+// encodes it): the model whole, the members with requests let go, and the
+// pace's tokens at the time it was saved.
 type state struct {
 	members map[string]counts
+	pace    tokenState
 	model   model
 }
 
@@ -265,14 +266,14 @@ func (p *Pacer) load(b []byte, now time.Time) {
 		}
 		st.model.checked = now
 	}
-	if len(st.members) == 0 && now.Sub(st.model.limiter.at) > Forget && !st.model.pausedTil.After(now) &&
+	if len(st.members) == 0 && now.Sub(st.pace.at) > Forget && !st.model.pausedTil.After(now) &&
 		!st.model.gate.quota.Reset.After(now) {
 		p.loadNone(now)
 		return
 	}
 	s.peers = st.members
 	p.model = st.model
-	p.pace = limiterAt(min(rate.Limit(p.limiter.limit), p.ceiling), p.limiter.tokens, p.limiter.at)
+	p.pace = limiterAt(min(rate.Limit(st.pace.limit), p.ceiling), st.pace.tokens, st.pace.at)
 	p.inFlight, p.unanswered = p.own.InFlight, p.own.Unanswered
 	for _, c := range st.members {
 		p.inFlight += c.InFlight
@@ -283,7 +284,7 @@ func (p *Pacer) load(b []byte, now time.Time) {
 // loadNone: nothing shared, or nothing of use: a fresh model, with p's own
 // requests.
 func (p *Pacer) loadNone(now time.Time) {
-	p.fresh()
+	p.begin()
 	p.checked = now
 	p.countOwn()
 }
@@ -298,8 +299,8 @@ func (p *Pacer) countOwn() {
 // save encodes p's model whole, its pace as it stands at now, with p's
 // own requests among the members'.
 func (p *Pacer) save(now time.Time) []byte {
-	p.limiter = tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
-	return encodeState(&state{members: p.members(), model: p.model})
+	pace := tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
+	return encodeState(&state{members: p.members(), pace: pace, model: p.model})
 }
 
 // members are the counts of every member with requests let go: the
@@ -319,18 +320,18 @@ func (p *Pacer) members() map[string]counts {
 // a full one that spent its token when it would have held its fraction
 // of one, rounded to the nanosecond before, so that a wait the limiter
 // told is never lengthened by the round trip through the state; and that
-// then reserved the tokens of the requests let go ahead of the pace (the
-// whole tokens under none).
+// then reserved the tokens owed by requests let go before their tokens
+// came (the whole tokens under none).
 func limiterAt(l rate.Limit, tokens float64, at time.Time) *rate.Limiter {
 	lim := rate.NewLimiter(l, 1)
 	if tokens >= 1 || l <= 0 || l == rate.Inf {
 		return lim
 	}
-	ahead := math.Ceil(-min(tokens, 0))
-	lim.AllowN(at.Add(-time.Duration(math.Ceil((tokens+ahead)/float64(l)*float64(time.Second)))), 1)
-	if ahead > 0 {
-		lim.SetBurstAt(at, int(ahead))
-		lim.ReserveN(at, int(ahead))
+	owed := math.Ceil(-min(tokens, 0))
+	lim.AllowN(at.Add(-time.Duration(math.Ceil((tokens+owed)/float64(l)*float64(time.Second)))), 1)
+	if owed > 0 {
+		lim.SetBurstAt(at, int(owed))
+		lim.ReserveN(at, int(owed))
 		lim.SetBurstAt(at, 1)
 	}
 	return lim

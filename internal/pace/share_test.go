@@ -312,8 +312,8 @@ func TestShare_oldStateIsForgotten(t *testing.T) {
 	clock.now = clock.now.Add(Forget + time.Second)
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, _, ok := b.askOK(bg, clock.now); !ok || b.cut || b.pace.Limit() != StartRate {
-		t.Fatalf("b took up an old state: cut %v, pace %v", b.cut, b.pace.Limit())
+	if _, _, ok := b.askOK(bg, clock.now); !ok || !b.lastCut.IsZero() || b.pace.Limit() != StartRate {
+		t.Fatalf("b took up an old state: cut at %v, pace %v", b.lastCut, b.pace.Limit())
 	}
 }
 
@@ -348,7 +348,7 @@ func TestShare_goesAloneOnAStoreThatFails(t *testing.T) {
 // the next Pacer meets the first in the new state.
 func TestShare_healsADamagedState(t *testing.T) {
 	nothing := filled()
-	nothing.model.peak, nothing.model.startEnd = 0, 0
+	nothing.model.refused, nothing.model.doubling = 0, false
 	for name, data := range map[string][]byte{
 		"not a state":       []byte(`{"version": 1}`),
 		"cut short":         validState()[:40],
@@ -693,8 +693,8 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 	}
 
 	a.Done(last, Answer{Refused: true})
-	if want := a.sentRate(); a.peak != want || want >= 1/last.gap.Seconds() {
-		t.Fatalf("the refusal took %v a second as the rate refused: want the rate they went at, %v", a.peak, want)
+	if want := a.sentRate(); a.refused != want || want >= 1/last.gap.Seconds() {
+		t.Fatalf("the refusal took %v a second as the rate refused: want the rate they went at, %v", a.refused, want)
 	}
 }
 

@@ -34,22 +34,19 @@ func encodeState(st *state) []byte {
 		e.b = append(e.b, name...)
 		e.int(int64(st.members[name].InFlight), int64(st.members[name].Unanswered))
 	}
-	e.float(m.limiter.limit, m.limiter.tokens)
-	e.time(m.limiter.at)
-	startEnd := m.startEnd
-	if startEnd == inf {
-		startEnd = -1 // before the first refusal
-	}
-	e.float(m.peak, m.startBase, startEnd)
-	e.bool(m.cut, m.held, m.accepted, m.probed, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
+	e.float(st.pace.limit, st.pace.tokens)
+	e.time(st.pace.at)
+	e.float(m.refused)
+	e.bool(m.doubling, m.held, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
+	e.int(int64(m.heard))
 	e.time(m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
 	e.int(int64(m.grown), int64(m.probeGap), int64(m.gate.early), int64(m.gate.late))
-	e.int(int64(m.window), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
+	e.int(int64(m.inFlightLimit), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
 	e.float(m.gate.share, m.gate.prior)
 	e.times(m.sent)
-	e.times(m.acks)
-	e.int(int64(len(m.mostOK)))
-	for _, n := range m.mostOK {
+	e.times(m.accepts)
+	e.int(int64(len(m.othersAccepted)))
+	for _, n := range m.othersAccepted {
 		e.int(int64(n))
 	}
 	return e.b
@@ -69,21 +66,19 @@ func decodeState(b []byte) (state, error) {
 		name := string(d.bytes(d.count()))
 		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int())}
 	}
-	m.limiter.limit, m.limiter.tokens, m.limiter.at = d.float(), d.float(), d.time()
-	m.peak, m.startBase, m.startEnd = d.float(), d.float(), d.float()
-	if m.startEnd < 0 {
-		m.startEnd = inf
-	}
-	m.cut, m.held, m.accepted, m.probed = d.bool(), d.bool(), d.bool(), d.bool()
+	st.pace.limit, st.pace.tokens, st.pace.at = d.float(), d.float(), d.time()
+	m.refused = d.float()
+	m.doubling, m.held = d.bool(), d.bool()
 	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess = d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
+	m.heard = heard(d.int())
 	m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
 	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
 	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
-	m.window, m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int()), int(d.int())
+	m.inFlightLimit, m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int()), int(d.int())
 	m.gate.share, m.gate.prior = d.float(), d.float()
-	m.sent, m.acks = d.times(), d.times()
+	m.sent, m.accepts = d.times(), d.times()
 	for n := d.count(); n > 0 && d.err == nil; n-- {
-		m.mostOK = append(m.mostOK, int(d.int()))
+		m.othersAccepted = append(m.othersAccepted, int(d.int()))
 	}
 	if d.err == nil && (len(d.b) > 0 || !sane(&st)) {
 		d.err = errUnreadable
@@ -196,10 +191,10 @@ func (d *decoder) times() []time.Time {
 	return ts
 }
 
-// maxAhead is the most requests a sane state lets go ahead of its pace
-// (its tokens under none): far more than any fleet lets go within
-// SharedPoll, and few enough to reserve again.
-const maxAhead = 1 << 20
+// maxOwed is the most tokens a sane state owes, for requests let go before
+// their tokens came: far more than any fleet lets go within SharedPoll,
+// and few enough to reserve again.
+const maxOwed = 1 << 20
 
 // sane tells a state the model can take up: a pace, and counts that are
 // not negative.
@@ -211,10 +206,11 @@ func sane(st *state) bool {
 	}
 	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	// A pace of nothing would let every request go at once: a start's
-	// base, and the rate refused once the start is over, are more.
-	return m.limiter.limit > 0 && finite(m.limiter.limit) && finite(m.limiter.tokens) && m.limiter.tokens <= 1 && m.limiter.tokens >= -maxAhead &&
-		finite(m.peak) && m.peak >= 0 && m.startBase > 0 && finite(m.startBase) && (finite(m.startEnd) || m.startEnd == inf) && (m.startEnd > 0 || m.peak > 0) &&
+	// A pace of nothing would let every request go at once: the pace, and
+	// the rate refused once cut, are more than nothing and finite.
+	cut := !m.lastCut.IsZero()
+	return st.pace.limit > 0 && finite(st.pace.limit) && finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed &&
+		finite(m.refused) && (m.refused > 0) == cut && (m.doubling || cut) && m.heard <= reopened &&
 		m.grown >= 0 && m.probeGap >= 0 &&
 		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
 }
