@@ -50,27 +50,28 @@
 // Otherwise the service is taken to accept a steady rate it does not tell
 // (as the AWS SDKs' adaptive retry mode takes it), and the Pacer keeps one
 // pace, a bucket of one in x/time/rate. Only an answer to a request sent
-// after the last cut says anything of the pace, and the model reads it so:
-//   - The pace doubles every StartDoubling from StartRate until the first
-//     refusal.
+// after the last cut tells of the pace; the model reads answers so:
+//   - The pace doubles every StartDoubling from StartRate till a refusal.
 //   - A refusal cuts it to Backoff of the rate refused: the pace or, if
 //     lower, the rate requests went at (over RateSpan, or since the request
 //     before, the faster); after probing, the rate the service accepted
 //     over the last second, if it accepted any.
-//   - It grows back along CUBIC's cubic (RFC 9438), reaching the rate
-//     refused after Recover; but a refusal while it doubles starts the
-//     doubling again, from FirstBackoff of the rate refused up to Backoff
-//     of it, where the cubic begins. Either grows only while requests wait
-//     for the pace, not for the user's ceiling.
+//   - It grows back along CUBIC's cubic (RFC 9438) to the rate refused
+//     after Recover; but a refusal while it doubles starts the doubling
+//     again, from FirstBackoff of the rate refused up to Backoff of it.
+//     Either grows only while requests wait for the pace, not the ceiling.
+//   - RefusedInARow refusals in a row, the last of a request sent before
+//     the cut, say the limit counts requests over a span: it admits what
+//     the service accepted over the last second, and the pace is re-based
+//     to Backoff of that, if lower.
 //   - A refusal while nothing sent since the cut was accepted says the
 //     service refuses everything: it is probed one request at a time, each
-//     gap double the last up to maxWait, and the pace is not cut again,
-//     till one is accepted. The client sends a refusal that asked for no
-//     wait back through the Pacer at once, so these gaps space its tries.
+//     gap double the last up to maxWait, the pace not cut again, till one
+//     is accepted. A refusal that asked for no wait comes back through the
+//     Pacer at once (the client's retries), so these gaps space the tries.
 //   - After a cut, a refusal of a request sent with more in flight than
 //     all but one of the last InFlightHistory accepted holds the Pacer to
-//     that many in flight, for its life.
-//   - A Retry-After past RoundingPause holds every request.
+//     that many in flight. A Retry-After past RoundingPause holds all.
 //
 // Pacers in several processes that talk to one service with the same
 // credentials can share the model (Share, share.go): the model is one plain

@@ -31,6 +31,10 @@ const (
 	// flight with the last InFlightHistory accepted, once InFlightEvidence are.
 	InFlightHistory  = 16
 	InFlightEvidence = 8
+	// RefusedInARow refusals with no acceptance between them tell a limit
+	// that counts requests over a span from one that spaces them: a
+	// bucket of one refuses a request here and there.
+	RefusedInARow = 3
 )
 
 // ErrOutlastsDeadline is Wait's answer when the pace, or a pause the
@@ -98,6 +102,9 @@ type model struct {
 	// othersAccepted holds the others in flight with each of the last
 	// InFlightHistory requests accepted.
 	othersAccepted []int
+	// refusedInARow counts the refusals answered since the last
+	// acceptance, but for the announced quota's.
+	refusedInARow int
 }
 
 // heard is what answers to requests sent since the last cut said.
@@ -379,15 +386,23 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 		// What the service accepts, whatever the pace was when it went.
 		p.accepts = append(trimBefore(p.accepts, now.Add(-time.Second)), now)
 	}
+	sinceCut := t.sent.After(p.lastCut)
 	switch {
-	case a.Failed || !t.sent.After(p.lastCut):
+	case a.Failed:
 	case !a.Refused:
-		p.accept(t)
+		p.refusedInARow = 0
+		if sinceCut {
+			p.accept(t)
+		}
 	case quotas:
 		// The announced quota's, which the gate obeys: no sign of a rate
 		// the service does not tell.
-	default:
+	case sinceCut:
+		p.refusedInARow++
 		p.refuse(t, a, now)
+	default:
+		p.refusedInARow++
+		p.rebase(now)
 	}
 }
 
@@ -489,6 +504,22 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	}
 	p.event("the pace was cut", map[string]any{"why": why, "from_per_second": rateField(from),
 		"to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(measured), "measured": what})
+}
+
+// rebase is the package doc's re-base, on a refusal of a request sent
+// before the last cut. Only the accepted rate of a whole second says what
+// a span admits: none is known before a second has passed.
+func (p *Pacer) rebase(now time.Time) {
+	n := p.acceptedRate(now)
+	if p.refusedInARow < RefusedInARow || n <= 0 || math.IsInf(n, 1) || Backoff*n >= float64(p.pace.Limit()) {
+		return
+	}
+	from := float64(p.pace.Limit())
+	p.refused, p.doubling, p.grown = n, false, 0
+	p.setPace(now)
+	p.event("the pace was cut", map[string]any{"why": "refusals in a row: the service counts requests over a span, and admits what it accepted over the last second",
+		"from_per_second": rateField(from), "to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(n),
+		"measured": "the rate the service accepted over the last second"})
 }
 
 // Release frees the place of the request t let go, once its answer is read.

@@ -70,23 +70,23 @@ var unannounced = []limiterCase{
 	{name: "bucket 30, burst 1", new: func() limiter { return newBucket(30, 1) }, least: perSecond(30, simReads), oneAtATime: true,
 		miss: map[string]figures{"loopback": {1.14, 1.19, 3.3}, "80 ms": {1.3, 1.84, 4.5}}},
 	{name: "fixed window", new: func() limiter { return &fixedWindow{n: 50} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.22, 1.33, 4.2}}},
+		miss: map[string]figures{"80 ms": {1.2, 1.28, 3.6}}},
 	{name: "rolling window", new: func() limiter { return &rollingWindow{n: 50} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"loopback": {1.16, 1.17, 2.3}, "80 ms": {1.35, 1.45, 3.9}}},
+		miss: map[string]figures{"loopback": {1.16, 1.17, 2.3}, "80 ms": {1.29, 1.4, 3.3}}},
 	{name: "rolling, counting refused", new: func() limiter { return &rollingWindow{n: 50, countRefused: true} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"80 ms": {1.43, 1.54, 5.7}}},
+		miss: map[string]figures{"80 ms": {1.32, 1.44, 3.9}}},
 	{name: "bucket burst 10, no Retry-After", new: func() limiter { return silent{newBucket(50, 10)} }, least: perSecond(50, simReads+1-10)},
 	// HAProxy's deny: a window that counts what it refuses, and says
 	// nothing of when it reopens. The probe that finds it reopened costs
 	// up to the time the window stays shut again.
 	{name: "rolling, counting refused, no Retry-After", new: func() limiter { return silent{&rollingWindow{n: 50, countRefused: true}} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"loopback": {1.18, 1.23, 4.5}, "80 ms": {1.18, 1.46, 7.2}}},
+		miss: map[string]figures{"loopback": {1.18, 1.23, 4.5}, "80 ms": {1.16, 1.18, 4.8}}},
 	// HAProxy's own counter: a start's first cut is measured from the rate
 	// it sent, well over a window's (which admits its fill before it
 	// refuses), and the probe leaves the pace there, so a second shut-out
 	// follows the first in some plans.
 	{name: "HAProxy's rate, no Retry-After", new: func() limiter { return silent{&periodRate{n: 50}} }, least: perSecond(50, simReads+1),
-		miss: map[string]figures{"loopback": {1.15, 1.34, 3.6}, "80 ms": {1.18, 1.4, 6.3}}},
+		miss: map[string]figures{"loopback": {1.15, 1.34, 3.6}, "80 ms": {1.12, 1.16, 3.6}}},
 	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
 		miss:  map[string]figures{"loopback": {1.08, 1.13, 3.9}, "80 ms": {1.06, 1.1, 4.2}}},
@@ -392,6 +392,49 @@ func TestPacer_probeGapsStopAtMaxWait(t *testing.T) {
 	}
 	if last := gaps[len(gaps)-1]; last != maxWait {
 		t.Errorf("gaps %v; want them to reach max_wait %v and stay", gaps, maxWait)
+	}
+}
+
+// RefusedInARow refusals in a row, the last of a request sent before the
+// cut, re-base the pace at Backoff of what the service accepted over the
+// last second: a window counts requests over a span. An acceptance among
+// them says a limit that refuses one here and there, and the cut stands.
+func TestPacer_refusalsInARowRebaseThePace(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refused []bool // the answers to the three sent before the cut, and one more
+		rebased bool
+	}{
+		{"three in a row", []bool{true, true}, true},
+		{"two in a row", []bool{true}, false},
+		{"an acceptance among them", []bool{false, true, true}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+			p := New(clock, 8, 0, time.Minute)
+			for range 21 { // some 20 accepted over the last second
+				tk := sendApart(t, p, clock, 1, 50*time.Millisecond)[0]
+				p.Done(tk, Answer{})
+				p.Release(tk)
+			}
+			inFlight := sendApart(t, p, clock, len(c.refused)+1, 10*time.Millisecond)
+			clock.now = clock.now.Add(80 * time.Millisecond)
+			p.Done(inFlight[0], Answer{Refused: true}) // the cut
+			cut, accepted := float64(p.pace.Limit()), p.acceptedRate(clock.now)
+			if Backoff*accepted >= cut {
+				t.Fatalf("the cut left the pace at %v, under Backoff of the %v accepted: the test shows nothing", cut, accepted)
+			}
+			for i, refused := range c.refused {
+				p.Done(inFlight[i+1], Answer{Refused: refused})
+			}
+			want := cut
+			if c.rebased {
+				want = Backoff * accepted
+			}
+			if got := float64(p.pace.Limit()); math.Abs(got-want) > 1e-9 {
+				t.Errorf("pace %v after the cut to %v: want %v (%v accepted over the last second)", got, cut, want, accepted)
+			}
+		})
 	}
 }
 

@@ -41,7 +41,7 @@ func encodeState(st *state) []byte {
 	e.int(int64(m.heard))
 	e.time(m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
 	e.int(int64(m.grown), int64(m.probeGap), int64(m.gate.early), int64(m.gate.late))
-	e.int(int64(m.inFlightLimit), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
+	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
 	e.float(m.gate.share, m.gate.prior)
 	e.times(m.sent)
 	e.times(m.accepts)
@@ -74,7 +74,8 @@ func decodeState(b []byte) (state, error) {
 	m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
 	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
 	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
-	m.inFlightLimit, m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int()), int(d.int())
+	m.inFlightLimit, m.refusedInARow = int(d.int()), int(d.int())
+	m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int())
 	m.gate.share, m.gate.prior = d.float(), d.float()
 	m.sent, m.accepts = d.times(), d.times()
 	for n := d.count(); n > 0 && d.err == nil; n-- {
@@ -211,6 +212,6 @@ func sane(st *state) bool {
 	cut := !m.lastCut.IsZero()
 	return st.pace.limit > 0 && finite(st.pace.limit) && finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed &&
 		finite(m.refused) && (m.refused > 0) == cut && (m.doubling || cut) && m.heard <= reopened &&
-		m.grown >= 0 && m.probeGap >= 0 &&
+		m.grown >= 0 && m.probeGap >= 0 && m.refusedInARow >= 0 &&
 		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
 }
