@@ -18,7 +18,8 @@ import (
 var mayImport = map[string][]string{
 	".":                    {"internal/provider"},
 	"internal/provider":    {"internal/client", "internal/listing", "internal/records"},
-	"internal/client":      {"internal/listing", "internal/loopback", "internal/pace", "internal/paceredis", "internal/paceshare", "internal/records", "internal/redact"},
+	"internal/client":      {"internal/listing", "internal/loopback", "internal/pace", "internal/paceredis", "internal/paceshare", "internal/reason", "internal/records", "internal/redact"},
+	"internal/reason":      {"internal/redact"},
 	"internal/paceshare":   {"internal/pace"},
 	"internal/paceredis":   {"internal/pace"},
 	"internal/listing":     {"internal/jsonscan", "internal/records", "internal/redact"},

@@ -1,6 +1,14 @@
 // Package client talks to the browser profile service over HTTP. It knows
 // nothing of Terraform's types: it takes a configuration, sends GET requests,
 // and returns profiles or typed errors (see errors.go).
+//
+// What is HTTP stays here: the retry model (retry.go) reads status codes
+// and headers and drives go-retryablehttp's hooks, the proxy's refusals
+// (proxy.go) are read off its responses, and the paced transport carries
+// each attempt to the pacer. What needs no request lives apart: when a
+// request may go (internal/pace), masking (internal/redact), a refusal's
+// reason (internal/reason), pages and records (internal/listing,
+// internal/records).
 package client
 
 import (

@@ -18,6 +18,7 @@ import (
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/listing"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/reason"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
@@ -198,7 +199,7 @@ func (f *failure) build(kind, cause error) *RequestError {
 		}
 		e.Excerpt = excerpt(f.body, r)
 		if resp.StatusCode >= 400 {
-			e.Reason = r.Redact(reason(f.body))
+			e.Reason = r.Redact(reason.Of(f.body))
 		}
 		if resp.StatusCode == http.StatusNotAcceptable || resp.StatusCode == http.StatusUnsupportedMediaType {
 			e.Offered = r.Quote(offered(resp.Header))

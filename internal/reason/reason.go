@@ -1,4 +1,12 @@
-package client
+// Package reason reads a service's reason for a refusal out of its body.
+// A 4xx or 5xx body often says why, in one of a few conventional shapes:
+// RFC 9457 problem details (title, detail, errors, invalid-params, and the
+// validation list some servers add), JSON:API's errors[].detail, and the
+// common {"error": …, "message": …} and {"errors": […]}. Of reads the
+// words out of such a body, so that a user sees the service's reason
+// whole, before any excerpt of the body. The caller masks secrets in it:
+// it is outside text.
+package reason
 
 import (
 	"bytes"
@@ -9,13 +17,6 @@ import (
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/redact"
 )
 
-// A 4xx or 5xx body often says why, in one of a few conventional shapes:
-// RFC 9457 problem details (title, detail, errors, invalid-params, and the
-// validation list some servers add), JSON:API's errors[].detail, and the
-// common {"error": …, "message": …} and {"errors": […]}. reason reads the
-// words out of such a body, so that a user sees the service's reason
-// whole, before any excerpt of the body.
-
 // maxReason is how much of a reason a diagnostic shows.
 const maxReason = 1000
 
@@ -23,8 +24,8 @@ const maxReason = 1000
 // small, and a large one is not an error object.
 const maxReasonBody = 64 << 10
 
-// reason returns the service's reason for a refusal in one line, or "".
-func reason(body []byte) string {
+// Of returns the service's reason for a refusal in one line, or "".
+func Of(body []byte) string {
 	if len(body) > maxReasonBody || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package client
+package reason
 
 import "testing"
 
@@ -30,7 +30,7 @@ func TestReason_readsEveryConventionalErrorBody(t *testing.T) {
 		"none":              {`{"status":"fail"}`, ``},
 		"not an object":     {`<html>nope</html>`, ``},
 	} {
-		if got := reason([]byte(tc.body)); got != tc.want {
+		if got := Of([]byte(tc.body)); got != tc.want {
 			t.Errorf("%s: reason = %q, want %q", name, got, tc.want)
 		}
 	}
