@@ -113,6 +113,10 @@ func TestCalibration_real(t *testing.T) {
 			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=10 nodelay")
 			return addr
 		}, perSecond(calibrationReads + 1 - 10)},
+		{"nginx limit_req, burst 20 (bucket 50, burst 20 queued)", func() string {
+			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=20")
+			return addr
+		}, perSecond(calibrationReads)},
 		{"nginx limit_req, no burst (bucket burst 1, no Retry-After)", func() string {
 			addr, _ := daemons.NginxLimit(t, upstream, true, "")
 			return addr

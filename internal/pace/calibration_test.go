@@ -18,6 +18,8 @@ func TestCalibration_virtual(t *testing.T) {
 	rows := []limiterCase{
 		{name: "bucket burst 10, no Retry-After (nginx limit_req, burst 10)", new: func() limiter { return silent{newBucket(50, 10)} },
 			least: perSecond(50, simReads+1-10)},
+		{name: "bucket 50, burst 20 queued (nginx limit_req, burst 20)", new: func() limiter { return newQueued(50, 20) },
+			least: perSecond(50, simReads)},
 		{name: "bucket burst 1, no Retry-After (nginx limit_req, no burst)", new: func() limiter { return silent{newBucket(50, 1)} },
 			least: perSecond(50, simReads), oneAtATime: true},
 		{name: "HAProxy's rate, no Retry-After (HAProxy http_req_rate)", new: func() limiter { return silent{&periodRate{n: 50}} },

@@ -67,6 +67,9 @@ var unannounced = []limiterCase{
 	{name: "bucket burst 10", new: func() limiter { return newBucket(50, 10) }, least: perSecond(50, simReads+1-10)},
 	{name: "bucket burst 50", new: func() limiter { return newBucket(50, 50) }, least: perSecond(50, simReads+1-50),
 		miss: map[string]figures{"80 ms": {1.17, 1.21, 0.7}}},
+	// nginx's limit_req, burst 20, without nodelay: what comes sooner than
+	// the rate waits in nginx, and only a full queue refuses.
+	{name: "bucket 50, burst 20 queued", new: func() limiter { return newQueued(50, 20) }, least: perSecond(50, simReads)},
 	{name: "bucket 30, burst 1", new: func() limiter { return newBucket(30, 1) }, least: perSecond(30, simReads), oneAtATime: true,
 		miss: map[string]figures{"loopback": {1.14, 1.19, 3.3}, "80 ms": {1.3, 1.84, 4.5}}},
 	{name: "fixed window", new: func() limiter { return &fixedWindow{n: 50} }, least: perSecond(50, simReads+1),

@@ -45,6 +45,25 @@ func refusal(wait time.Duration, ok bool) (bool, time.Duration, http.Header) {
 	return true, 0, nil
 }
 
+// queued is nginx's limit_req without nodelay (ratelimit.Queued): a
+// request sooner than the rate waits in nginx, and reaches the service at
+// the rate; one that finds burst waiting is refused, with no Retry-After.
+type queued struct{ *ratelimit.Queued }
+
+func newQueued(r float64, burst int) *queued { return &queued{ratelimit.NewQueued(r, burst)} }
+
+func (q *queued) admit(at time.Time) (bool, time.Duration, http.Header) {
+	ok, _ := q.admitAfter(at)
+	return ok, 0, nil
+}
+
+// admitAfter is admit with the time an accepted request waits in nginx.
+func (q *queued) admitAfter(at time.Time) (bool, time.Duration) {
+	delay, ok := q.Take(at)
+	return ok, delay
+}
+func (*queued) finish(time.Time) {}
+
 // fixedWindow accepts n requests per wall-clock second, and says when the
 // next second begins.
 type fixedWindow struct {
@@ -357,13 +376,15 @@ func (s *sim) attempt(w *walker, done func()) {
 	}
 	pl.requests++
 	s.after(s.oneWay(), func() {
-		ok, wait, quota := true, time.Duration(0), http.Header(nil)
-		if s.lim != nil {
+		ok, wait, quota, delay := true, time.Duration(0), http.Header(nil), time.Duration(0)
+		if q, isQueue := s.lim.(*queued); isQueue {
+			ok, delay = q.admitAfter(s.now)
+		} else if s.lim != nil {
 			ok, wait, quota = s.lim.admit(s.now)
 		}
-		work := time.Duration(0)
+		work := delay
 		if ok && s.net.work > 0 {
-			work = time.Duration(s.rng.Int64N(int64(s.net.work)))
+			work += time.Duration(s.rng.Int64N(int64(s.net.work)))
 		}
 		s.after(work, func() {
 			if ok && s.lim != nil {

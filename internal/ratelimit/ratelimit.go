@@ -62,6 +62,32 @@ func (b *Bucket) Rate() float64 { return float64(b.l.Limit()) }
 // SetRate changes the rate from now on.
 func (b *Bucket) SetRate(now time.Time, r float64) { b.l.SetLimitAt(now, rate.Limit(r)) }
 
+// Queued is nginx's limit_req without nodelay: a request that comes
+// sooner than the rate allows waits its turn, so requests reach the
+// service at the rate, and one that would find burst waiting before it is
+// refused (ngx_http_limit_req_lookup's excess, in requests).
+type Queued struct {
+	l     *rate.Limiter
+	burst int
+}
+
+// NewQueued returns an empty queue.
+func NewQueued(r float64, burst int) *Queued {
+	return &Queued{l: rate.NewLimiter(rate.Limit(r), 1), burst: burst}
+}
+
+// Take counts a request arriving at now: accepted once it has waited
+// delay, or refused, taking no place.
+func (q *Queued) Take(now time.Time) (delay time.Duration, ok bool) {
+	r := q.l.ReserveN(now, 1)
+	d := r.DelayFrom(now)
+	if float64(d)*float64(q.l.Limit()) > float64(q.burst)*float64(time.Second) {
+		r.CancelAt(now)
+		return 0, false
+	}
+	return d, true
+}
+
 // FixedWindow counts requests per wall-clock second.
 type FixedWindow struct {
 	mu     sync.Mutex

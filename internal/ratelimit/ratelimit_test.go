@@ -46,6 +46,24 @@ func TestBucket(t *testing.T) {
 	}
 }
 
+// A queue lets requests through at the rate, delaying those that come
+// sooner, and refuses one that would find burst waiting before it.
+func TestQueued(t *testing.T) {
+	t.Parallel()
+	q := NewQueued(10, 2)
+	for i, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond} {
+		if delay, ok := q.Take(second); !ok || delay != want {
+			t.Fatalf("request %d: accepted %v after %s; want accepted after %s", i+1, ok, delay, want)
+		}
+	}
+	if _, ok := q.Take(second); ok {
+		t.Fatal("accepted with two waiting before it, past a burst of 2")
+	}
+	if delay, ok := q.Take(second.Add(100 * time.Millisecond)); !ok || delay != 200*time.Millisecond {
+		t.Errorf("once one went: accepted %v after %s; want accepted after 200ms, the refusal taking no place", ok, delay)
+	}
+}
+
 // A fixed window counts per wall-clock second, and when spent says how long
 // until the next one begins.
 func TestFixedWindow(t *testing.T) {
