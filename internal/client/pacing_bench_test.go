@@ -21,10 +21,11 @@ import (
 // of 50 requests a second, under each limiter; a bucket of one at 30, whose
 // rate the first climb reaches within a quarter of a second of the first
 // 429; and limits on requests in flight, with the service's work varying.
-// The last two are a real nginx (limit_req) and HAProxy (a stick table's
-// request rate, refusals counted) in front of the stand-in, both refusing
-// with no Retry-After; their opts only say what their limit is, for the
-// ideal, as the stand-in behind them has none. make bench runs the others
+// The last three are a real nginx (limit_req, refusing past a burst of 10,
+// or queueing up to 20 that come too soon) and HAProxy (a stick table's
+// request rate, refusals counted) in front of the stand-in, refusing with
+// no Retry-After; their opts only say what their limit is, for the ideal,
+// as the stand-in behind them has none. make bench runs the others
 // through Terraform too.
 var pacingLimiters = []struct {
 	name  string
@@ -45,6 +46,7 @@ var pacingLimiters = []struct {
 	{"in_flight4_work", standin.Options{MaxInFlight: 4, Work: 100 * time.Millisecond}, nil},
 	{"in_flight2_work", standin.Options{MaxInFlight: 2, Work: 60 * time.Millisecond}, nil},
 	{"nginx_limit_req", standin.Options{RateLimit: 50, RateBurst: 10}, startNginx},
+	{"nginx_limit_req_queued", standin.Options{RateLimit: 50, RateBurst: 1}, startNginxQueued},
 	{"haproxy_rate_counting_refused", standin.Options{RateLimit: 50, RateSliding: true}, startHAProxy},
 }
 
