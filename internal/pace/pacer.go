@@ -510,11 +510,13 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 // before the last cut. Only the accepted rate of a whole second says what
 // a span admits: none is known before a second has passed.
 func (p *Pacer) rebase(now time.Time) {
-	n := p.acceptedRate(now)
-	if p.refusedInARow < RefusedInARow || n <= 0 || math.IsInf(n, 1) || Backoff*n >= float64(p.pace.Limit()) {
+	if p.refusedInARow < RefusedInARow {
 		return
 	}
-	from := float64(p.pace.Limit())
+	n, from := p.acceptedRate(now), float64(p.pace.Limit())
+	if n <= 0 || math.IsInf(n, 1) || Backoff*n >= from {
+		return
+	}
 	p.refused, p.doubling, p.grown = n, false, 0
 	p.setPace(now)
 	p.event("the pace was cut", map[string]any{"why": "refusals in a row: the service counts requests over a span, and admits what it accepted over the last second",
