@@ -38,10 +38,10 @@ func calibrationPlans() int {
 }
 
 // runPlan runs the simulation's plan through c, as Terraform takes it:
-// the list, some 100 ms to expand the for_each, then the reads taken by
+// the list, some 100 ms to expand the for_each, then reads reads taken by
 // ten walkers, each pausing 20 to 150 ms between reads. It returns the
 // plan's time and its requests and refusals.
-func runPlan(t *testing.T, c *Client, seed uint64) (time.Duration, int, int) {
+func runPlan(t *testing.T, c *Client, seed uint64, reads int) (time.Duration, int, int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var mu sync.Mutex
@@ -53,7 +53,8 @@ func runPlan(t *testing.T, c *Client, seed uint64) (time.Duration, int, int) {
 	ctx, tally := WithTally(context.Background())
 	start := time.Now()
 	if _, err := c.ListProfiles(ctx); err != nil {
-		t.Fatal(err)
+		t.Error(err) // not Fatal: a fleet's plans run on goroutines of their own
+		return 0, 0, 0
 	}
 	time.Sleep(pause(80*time.Millisecond, 40*time.Millisecond)) // Terraform expanding the for_each
 	var next, failed int
@@ -66,7 +67,7 @@ func runPlan(t *testing.T, c *Client, seed uint64) (time.Duration, int, int) {
 				i := next
 				next++
 				mu.Unlock()
-				if i >= calibrationReads {
+				if i >= reads {
 					return
 				}
 				_, err := c.GetProfile(ctx, fmt.Sprintf("bp_gen_%07d", i))
@@ -110,15 +111,15 @@ func TestCalibration_real(t *testing.T) {
 	}{
 		{"none", func() string { return upstream }, 0},
 		{"nginx limit_req, burst 10 (bucket burst 10, no Retry-After)", func() string {
-			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=10 nodelay")
+			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=10 nodelay", 0)
 			return addr
 		}, perSecond(calibrationReads + 1 - 10)},
 		{"nginx limit_req, burst 20 (bucket 50, burst 20 queued)", func() string {
-			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=20")
+			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=20", 0)
 			return addr
 		}, perSecond(calibrationReads)},
 		{"nginx limit_req, no burst (bucket burst 1, no Retry-After)", func() string {
-			addr, _ := daemons.NginxLimit(t, upstream, true, "")
+			addr, _ := daemons.NginxLimit(t, upstream, true, "", 0)
 			return addr
 		}, perSecond(calibrationReads)},
 		{"HAProxy http_req_rate (HAProxy's rate, no Retry-After)", func() string {
@@ -141,7 +142,7 @@ func TestCalibration_real(t *testing.T) {
 			var ratios, shares []float64
 			for seed := range uint64(calibrationPlans()) {
 				c := clientFor(t, "http://"+addr+"/development/api/v1", providerRetries)
-				took, requests, refused := runPlan(t, c, seed)
+				took, requests, refused := runPlan(t, c, seed, calibrationReads)
 				if l.least == 0 {
 					free[seed] = took
 				}
@@ -156,4 +157,118 @@ func TestCalibration_real(t *testing.T) {
 		}
 	}
 	t.Log("\n" + b.String())
+}
+
+// calibrationFleets and fleetReads are the simulation's fleets: five
+// fleets a row, each plan its list and 40 reads (pace's runFleet).
+const (
+	calibrationFleets = 5
+	fleetReads        = 40
+)
+
+// TestCalibration_realFleets prints, for the real limiters the
+// simulation's fleets are named for, K = 8 and 16 plans at once sharing
+// their pace on one disk and through one Redis, the median and worst
+// fleet against the ideal (every request at 50 a second) and the median
+// share refused. Each plan is a Client of its own, as each Terraform
+// process has, started within 300 ms of the first as on the simulation's
+// quiet machine; the fleet's time is its slowest plan's, each from its own
+// start. Beside pace's TestCalibration_virtualFleets; PACE_CALIBRATE=1,
+// and PACE_CALIBRATE_ROWS=HAProxy for the limiters whose name holds it.
+func TestCalibration_realFleets(t *testing.T) {
+	if os.Getenv("PACE_CALIBRATE") == "" {
+		t.Skip("PACE_CALIBRATE=1 runs the simulation's fleets through real limiters")
+	}
+	s := standin.New(standin.Options{Environments: []standin.Environment{{Name: "development", Token: testToken,
+		Profiles: standin.Generate(fleetReads)}}, PageSize: 1000})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	upstream := srv.Listener.Addr().String()
+	redis, _ := daemons.Redis(t, true, "databases 64")
+	limiters := []struct {
+		name  string
+		start func() string
+	}{
+		{"nginx", func() string {
+			addr, _ := daemons.NginxLimit(t, upstream, true, "burst=10 nodelay", 0)
+			return addr
+		}},
+		{"HAProxy", func() string {
+			addr, _ := daemons.HAProxy(t, upstream, true)
+			return addr
+		}},
+	}
+	db := 0
+	var b strings.Builder
+	b.WriteString("| limiter | shared | K | median | worst | refused |\n|---|---|---|---|---|---|\n")
+	for _, l := range limiters {
+		if !strings.Contains(l.name, os.Getenv("PACE_CALIBRATE_ROWS")) {
+			continue
+		}
+		addr := l.start()
+		for _, store := range []string{"one disk", "Redis"} {
+			for _, k := range []int{8, 16} {
+				var ratios, shares []float64
+				for seed := range uint64(calibrationFleets) {
+					// A state of their own per fleet, a directory or a
+					// database: one fleet does not start at the pace the
+					// last one found, nor count its members.
+					dir := t.TempDir()
+					db++
+					took, requests, refused := runFleet(t, k, seed, func() *Client {
+						return clientFor(t, "http://"+addr+"/development/api/v1", providerRetries, func(c *Config) {
+							c.SharePace = true
+							if store == "Redis" {
+								c.PaceStore = fmt.Sprintf("redis://%s/%d", redis.Addr, db)
+							} else {
+								c.PaceDir = dir
+							}
+						})
+					})
+					ideal := time.Duration(k*(fleetReads+1)) * time.Second / 50
+					ratios = append(ratios, float64(took)/float64(ideal))
+					shares = append(shares, 100*float64(refused)/float64(requests))
+					t.Logf("%s, %s, K = %d, fleet %d: %.2fx, %.1f%% refused", l.name, store, k, seed, ratios[seed], shares[seed])
+					time.Sleep(2500 * time.Millisecond) // the limiter's counters empty before the next fleet
+				}
+				slices.Sort(ratios)
+				slices.Sort(shares)
+				fmt.Fprintf(&b, "| %s | %s | %d | %.2fx | %.2fx | %.1f%% |\n", l.name, store, k,
+					ratios[len(ratios)/2], ratios[len(ratios)-1], shares[len(shares)/2])
+			}
+		}
+	}
+	t.Log("\n" + b.String())
+}
+
+// runFleet runs k plans of fleetReads reads at once, each through a client
+// newClient makes, started within 300 ms of the first. It returns the
+// slowest plan's time, each from its own start, and the fleet's requests
+// and refusals.
+func runFleet(t *testing.T, k int, seed uint64, newClient func() *Client) (time.Duration, int, int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	clients := make([]*Client, k)
+	delays := make([]time.Duration, k)
+	for i := range clients {
+		clients[i] = newClient()
+		if i > 0 {
+			delays[i] = time.Duration(rng.Int64N(int64(300 * time.Millisecond)))
+		}
+	}
+	var mu sync.Mutex
+	var slowest time.Duration
+	var requests, refused int
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			time.Sleep(delays[i])
+			took, n, r := runPlan(t, c, seed*100+uint64(i), fleetReads)
+			mu.Lock()
+			defer mu.Unlock()
+			slowest, requests, refused = max(slowest, took), requests+n, refused+r
+		})
+	}
+	wg.Wait()
+	return slowest, requests, refused
 }

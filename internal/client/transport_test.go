@@ -152,7 +152,7 @@ func startNginx(t testing.TB, upstream string) (string, func() []string) {
 // startNginxQueued is nginx's limit_req without nodelay: up to 20 requests
 // that come sooner than its rate wait their turn, the rest are refused.
 func startNginxQueued(t testing.TB, upstream string) (string, func() []string) {
-	return daemons.NginxLimit(t, upstream, false, "burst=20")
+	return daemons.NginxLimit(t, upstream, false, "burst=20", 0)
 }
 
 func startHAProxy(t testing.TB, upstream string) (string, func() []string) {

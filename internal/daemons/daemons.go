@@ -113,12 +113,13 @@ func WriteFile(t testing.TB, name, content string) {
 // and what gives the status of every request it answered so far.
 func Nginx(t testing.TB, upstream string, need bool) (string, func() []string) {
 	t.Helper()
-	return NginxLimit(t, upstream, need, "burst=10 nodelay")
+	return NginxLimit(t, upstream, need, "burst=10 nodelay", 0)
 }
 
 // NginxLimit is Nginx with limit_req's burst and delay as given: "" for a
-// bucket of one (no burst), "burst=20" for a burst queued at the rate.
-func NginxLimit(t testing.TB, upstream string, need bool, burst string) (string, func() []string) {
+// bucket of one (no burst), "burst=20" for a burst queued at the rate;
+// and with each refusal, a Retry-After of retryAfter seconds (0: none).
+func NginxLimit(t testing.TB, upstream string, need bool, burst string, retryAfter int) (string, func() []string) {
 	t.Helper()
 	d := New(t, "nginx", need)
 	WriteFile(t, d.Path("nginx.conf"), fmt.Sprintf(`daemon off;
@@ -137,11 +138,26 @@ http {
 			proxy_set_header Host $http_host;
 			proxy_pass http://%[3]s;
 		}
+		%[5]s
 	}
 }
-`, d.Dir, d.Addr, upstream, burst))
+`, d.Dir, d.Addr, upstream, burst, nginxRetryAfter(retryAfter)))
 	d.Start(t, "nginx.out", "-p", d.Dir, "-e", d.Path("error.log"), "-c", d.Path("nginx.conf"))
 	return d.Addr, func() []string { return LogLines(t, d.Path("access.log")) }
+}
+
+// nginxRetryAfter is the server block's lines that answer limit_req's
+// refusals with a Retry-After of seconds, or none for 0: add_header alone
+// does not reach an error page nginx makes itself.
+func nginxRetryAfter(seconds int) string {
+	if seconds == 0 {
+		return ""
+	}
+	return fmt.Sprintf(`error_page 429 = @refused;
+		location @refused {
+			add_header Retry-After %d always;
+			return 429 "too many requests\n";
+		}`, seconds)
 }
 
 // HAProxy runs HAProxy on loopback in front of upstream, refusing
@@ -149,6 +165,17 @@ http {
 // refused ones counted too, as a stick table's http_req_rate does.
 func HAProxy(t testing.TB, upstream string, need bool) (string, func() []string) {
 	t.Helper()
+	return HAProxyLimit(t, upstream, need, 0)
+}
+
+// HAProxyLimit is HAProxy with each refusal sending a Retry-After of
+// retryAfter seconds (0: none).
+func HAProxyLimit(t testing.TB, upstream string, need bool, retryAfter int) (string, func() []string) {
+	t.Helper()
+	header := ""
+	if retryAfter > 0 {
+		header = fmt.Sprintf(" hdr Retry-After %d", retryAfter)
+	}
 	d := New(t, "haproxy", need)
 	WriteFile(t, d.Path("haproxy.cfg"), fmt.Sprintf(`global
 	log stdout format raw local0
@@ -164,11 +191,11 @@ frontend api
 	bind %s
 	stick-table type ip size 1k expire 10s store http_req_rate(1s)
 	http-request track-sc0 src
-	http-request deny deny_status 429 if { sc_http_req_rate(0) gt 50 }
+	http-request deny deny_status 429%s if { sc_http_req_rate(0) gt 50 }
 	default_backend standin
 backend standin
 	server standin %s
-`, d.Addr, upstream))
+`, d.Addr, header, upstream))
 	d.Start(t, "haproxy.out", "-db", "-f", d.Path("haproxy.cfg"))
 	return d.Addr, func() []string { return LogLines(t, d.Path("haproxy.out")) }
 }

@@ -70,6 +70,12 @@ type workspace struct {
 // configuration whose dev_overrides point at the provider built by TestMain.
 func newWorkspace(t testing.TB, mainTF string) *workspace {
 	t.Helper()
+	return workspaceWith(t, pluginDir, mainTF)
+}
+
+// workspaceWith is newWorkspace with the provider in plugins.
+func workspaceWith(t testing.TB, plugins, mainTF string) *workspace {
+	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run the end-to-end tests")
 	}
@@ -91,7 +97,7 @@ func newWorkspace(t testing.TB, mainTF string) *workspace {
   }
   direct {}
 }
-`, host, pluginDir), `terraform {
+`, host, plugins), `terraform {
   required_providers {
     browserprofile = { source = "browserprofile/browserprofile" }
   }

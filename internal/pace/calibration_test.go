@@ -3,6 +3,7 @@ package pace
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,3 +36,38 @@ func TestCalibration_virtual(t *testing.T) {
 	}
 	t.Log("\n" + b.String())
 }
+
+// TestCalibration_virtualFleets prints the simulation's fleets behind the
+// limiters internal/client's TestCalibration_realFleets runs for real: K
+// plans on a quiet machine sharing one state, five fleets a row, the
+// median and worst fleet against the ideal and the median share refused.
+// It runs only with PACE_CALIBRATE=1.
+func TestCalibration_virtualFleets(t *testing.T) {
+	if os.Getenv("PACE_CALIBRATE") == "" {
+		t.Skip("PACE_CALIBRATE=1 prints the simulation's fleets that have real limiters")
+	}
+	var b strings.Builder
+	b.WriteString("| row | K | median | worst | refused |\n|---|---|---|---|---|\n")
+	for _, c := range fleetCases {
+		if c.name != "nginx" && c.name != "HAProxy" {
+			continue
+		}
+		for _, k := range []int{8, 16} {
+			var ratios, shares []float64
+			for seed := range uint64(calibrationFleets) {
+				r, s := runFleet(seed, k, c.new(), quiet, true)
+				ratios, shares = append(ratios, r), append(shares, s)
+				t.Logf("%s, K = %d, fleet %d: %.2fx, %.1f%% refused", c.name, k, seed, r, s)
+			}
+			slices.Sort(ratios)
+			slices.Sort(shares)
+			fmt.Fprintf(&b, "| %s | %d | %.2fx | %.2fx | %.1f%% |\n", c.name, k,
+				ratios[len(ratios)/2], ratios[len(ratios)-1], shares[len(shares)/2])
+		}
+	}
+	t.Log("\n" + b.String())
+}
+
+// calibrationFleets is how many fleets a row of the fleets' calibration
+// runs, real or virtual.
+const calibrationFleets = 5
