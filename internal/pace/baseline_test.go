@@ -59,14 +59,21 @@ const (
 //     at answers;
 //   - restart: a refusal during the start starts it again, from
 //     FirstBackoff of the rate refused up to Backoff of it, where the
-//     cubic begins.
+//     cubic begins;
+//   - rebase: RefusedInARow refusals in a row, the last of a request sent
+//     before the cut, re-base the rate to Backoff of the rate the service
+//     accepted over the last second, if lower (with fresh: without it,
+//     such a refusal cuts);
+//   - backTo: after probing, the cubic grows back to the most the service
+//     accepted in the second before a refusal, if more than the rate cut
+//     from (with cubic: AWS's cubic starts at beta of where it ends).
 type rules struct {
-	start, gapFloor, fresh, accepted, inFlight, sentRate, cubic, noCap, burst1, grow, restart bool
+	start, gapFloor, fresh, accepted, inFlight, sentRate, cubic, noCap, burst1, grow, restart, rebase, backTo bool
 }
 
 // all is every rule: the baseline made as near today's Pacer as the rules
 // go.
-var all = rules{true, true, true, true, true, true, true, true, true, true, true}
+var all = rules{true, true, true, true, true, true, true, true, true, true, true, true, true}
 
 // adaptive is the baseline, a simPacer.
 type adaptive struct {
@@ -87,6 +94,7 @@ type adaptive struct {
 	bucket       float64 // the half-second being counted, in Unix seconds
 	count        float64 // responses in it
 	lastMax      float64 // the rate at the last throttle
+	cutTo        float64 // cubic: where it began, Backoff of lastMax but with backTo
 	lastThrottle time.Time
 
 	// Today's probe and pause.
@@ -107,6 +115,9 @@ type adaptive struct {
 	acks      []time.Time // accepted: acceptances over the last second
 	window    int         // inFlight: the limit learnt
 	mostOK    []int       // inFlight: others in flight with the last accepted
+	first     time.Time   // rebase: when the first request went
+	inARow    int         // rebase: refusals since the last acceptance
+	most      int         // backTo: the most accepted in the second before a refusal
 }
 
 func newAdaptive(c Clock, r rules) *adaptive {
@@ -135,7 +146,7 @@ func (a *adaptive) startRate(now time.Time) float64 {
 func (a *adaptive) regrow(now time.Time) {
 	switch {
 	case a.startEnd > 0 && !math.IsInf(a.startEnd, 1) && a.startRate(now) >= a.startEnd:
-		a.enabled, a.grown, a.lastThrottle = true, 0, now
+		a.enabled, a.grown, a.lastThrottle, a.cutTo = true, 0, now, a.startEnd
 		a.setRate(now, a.startEnd)
 		a.startEnd = 0
 	case a.startEnd == 0 && a.enabled && a.r.cubic:
@@ -151,7 +162,7 @@ func (a *adaptive) cubicRate(now time.Time) float64 {
 		d = a.grown
 	}
 	x := d.Seconds()/Recover.Seconds() - 1
-	return a.lastMax * (1 + (1-Backoff)*x*x*x)
+	return a.lastMax + (a.lastMax-a.cutTo)*x*x*x
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(time.Second) }
@@ -172,7 +183,7 @@ func (a *adaptive) askOK(_ context.Context, now time.Time) (Ticket, time.Duratio
 		return Ticket{}, a.probeAt.Sub(now), false
 	}
 	if a.startAt.IsZero() {
-		a.startAt = now
+		a.startAt, a.first = now, now
 	}
 	if a.r.grow {
 		if a.held && a.polled.Before(now) {
@@ -244,9 +255,14 @@ func (a *adaptive) Done(t Ticket, ans Answer) {
 		return
 	}
 	a.measure(now)
+	if ans.Refused && !quotas {
+		a.inARow++
+		a.most = max(a.most, int(a.acceptedRate(now)))
+	}
 	sinceCut := t.sent.After(a.lastCut) || !a.cut
 	switch {
 	case !ans.Refused:
+		a.inARow = 0
 		a.acks = append(trimBefore(a.acks, now.Add(-time.Second)), now)
 		if sinceCut {
 			a.accepted, a.probeGap = true, 0
@@ -258,6 +274,9 @@ func (a *adaptive) Done(t Ticket, ans Answer) {
 	case a.cut && !a.accepted && sinceCut:
 		a.probe(ans, now)
 	case !sinceCut && a.r.fresh:
+		if a.r.rebase {
+			a.rebase(now)
+		}
 	case a.r.inFlight && sinceCut && a.cut && len(a.mostOK) >= InFlightEvidence &&
 		t.others > slices.Sorted(slices.Values(a.mostOK))[len(a.mostOK)-2]:
 		a.window = t.others
@@ -302,7 +321,10 @@ func (a *adaptive) throttle(t Ticket, now time.Time) {
 	case a.startEnd > 0 && a.r.restart:
 		rate = min(rate, a.startRate(now)) // the pace refused, as the bucket's is
 	}
-	a.lastMax, a.lastThrottle, a.grown = rate, now, 0
+	a.lastMax, a.lastThrottle, a.grown, a.cutTo = rate, now, 0, Backoff*rate
+	if a.r.backTo && a.r.cubic && a.probed {
+		a.lastMax = max(a.lastMax, min(a.pace(now), float64(a.most)))
+	}
 	a.cut, a.lastCut, a.accepted, a.probed = true, now, false, false
 	if a.startEnd > 0 && a.r.restart {
 		// The start begins again, lower; the bucket stays off.
@@ -315,6 +337,22 @@ func (a *adaptive) throttle(t Ticket, now time.Time) {
 		return
 	}
 	a.setRate(now, rate*awsBeta)
+}
+
+// rebase is the rebase rule: the rate re-based to Backoff of the rate the
+// service accepted over the last second, once a second has passed.
+func (a *adaptive) rebase(now time.Time) {
+	n := a.acceptedRate(now)
+	if a.inARow < RefusedInARow || now.Sub(a.first) < time.Second || n <= 0 || Backoff*n >= a.pace(now) {
+		return
+	}
+	a.lastMax, a.lastThrottle, a.grown, a.cutTo = n, now, 0, Backoff*n
+	a.enabled, a.startEnd = true, 0
+	if a.r.cubic {
+		a.setRate(now, n*Backoff)
+		return
+	}
+	a.setRate(now, n*awsBeta)
 }
 
 // success regrows the rate along the cubic from the last throttle.
@@ -430,6 +468,8 @@ var named = []struct {
 	{"burst 1", func(r *rules, v bool) { r.burst1 = v }},
 	{"grow", func(r *rules, v bool) { r.grow = v }},
 	{"restart", func(r *rules, v bool) { r.restart = v }},
+	{"rebase", func(r *rules, v bool) { r.rebase = v }},
+	{"back to", func(r *rules, v bool) { r.backTo = v }},
 }
 
 // TestBaseline_rulesAgainstAWS prints two tables over every unannounced
@@ -451,8 +491,11 @@ func TestBaseline_rulesAgainstAWS(t *testing.T) {
 	for _, r := range named {
 		var with rules
 		r.set(&with, true)
-		if r.name == "grow" || r.name == "restart" || r.name == "cubic" {
+		switch r.name {
+		case "grow", "restart", "cubic", "back to":
 			with.start, with.sentRate, with.cubic = true, true, true
+		case "rebase":
+			with.fresh = true
 		}
 		added = append(added, variant{"+" + r.name, baselineWith(with)})
 		without := all
@@ -463,7 +506,7 @@ func TestBaseline_rulesAgainstAWS(t *testing.T) {
 	added = append(added, removed[0], today)
 	removed = append(removed, today)
 	var b strings.Builder
-	b.WriteString("Added to the baseline (+cubic, +grow, +restart: with start, sent rate and cubic):\n\n")
+	b.WriteString("Added to the baseline (+cubic, +grow, +restart, +back to: with start, sent rate and cubic; +rebase: with fresh):\n\n")
 	compare(&b, added)
 	b.WriteString("\nRemoved from all:\n\n")
 	compare(&b, removed)

@@ -52,23 +52,23 @@
 // pace, a bucket of one in x/time/rate. Only an answer to a request sent
 // after the last cut tells of the pace; the model reads answers so:
 //   - The pace doubles every StartDoubling from StartRate till a refusal.
+//     It grows only while requests wait for it, not for the ceiling.
 //   - A refusal cuts it to Backoff of the rate refused: the pace or, if
 //     lower, the rate requests went at (over RateSpan, or since the request
 //     before, the faster); after probing, the rate the service accepted
 //     over the last second, if it accepted any.
 //   - It grows back along CUBIC's cubic (RFC 9438) to the rate refused
-//     after Recover; but a refusal while it doubles starts the doubling
-//     again, from FirstBackoff of the rate refused up to Backoff of it.
-//     Either grows only while requests wait for the pace, not the ceiling.
-//   - RefusedInARow refusals in a row, the last of a request sent before
-//     the cut, say the limit counts requests over a span: it admits what
-//     the service accepted over the last second, and the pace is re-based
-//     to Backoff of that, if lower.
+//     after Recover; after probing, to the most the service accepted in
+//     the second before a refusal, if more (the shut-out hid what a second
+//     admits). A refusal while it doubles restarts the doubling, from
+//     FirstBackoff of the rate refused up to the cut.
+//   - RefusedInARow refusals in a row, the last sent before the cut, say
+//     a limit counts requests over a span: the pace is re-based to Backoff
+//     of what the service accepted over the last second, if lower.
 //   - A refusal while nothing sent since the cut was accepted says the
 //     service refuses everything: it is probed one request at a time, each
-//     gap double the last up to maxWait, the pace not cut again, till one
-//     is accepted. A refusal that asked for no wait comes back through the
-//     Pacer at once (the client's retries), so these gaps space the tries.
+//     gap double the last up to maxWait (the client retries a refusal
+//     without Retry-After at once), the pace not cut, till one is accepted.
 //   - After a cut, a refusal of a request sent with more in flight than
 //     all but one of the last InFlightHistory accepted holds the Pacer to
 //     that many in flight. A Retry-After past RoundingPause holds all.

@@ -81,12 +81,16 @@ type model struct {
 	// lastCut is when a refusal last cut the pace: zero before the first.
 	// Only an answer to a request sent after it says anything of the pace.
 	lastCut time.Time
-	refused float64 // the rate the last cut measured as refused; 0 before the first
+	// refused is the rate the last cut took the limit for, which the cubic
+	// returns to after Recover: the rate refused or, after probing,
+	// mostAccepted if more; 0 before the first cut.
+	refused float64
+	cutTo   float64 // the rate the last cut set, where the cubic begins: at most Backoff of refused; 0 before
 	// doubling: the rate doubles every StartDoubling of grown, from
 	// StartRate before the first refusal (with no end) and from
-	// FirstBackoff of refused after one, up to Backoff of it; otherwise it
-	// follows the cubic, back to refused after Recover. Always true before
-	// the first refusal, so the rate is never nothing.
+	// FirstBackoff of refused after one, up to cutTo; otherwise it
+	// follows the cubic, from cutTo back to refused after Recover. Always
+	// true before the first refusal, so the rate is never nothing.
 	doubling      bool
 	grown         time.Duration // how long requests waited for the pace since the curve began
 	polled        time.Time     // when a request last asked to go
@@ -105,6 +109,9 @@ type model struct {
 	// refusedInARow counts the refusals answered since the last
 	// acceptance, but for the announced quota's.
 	refusedInARow int
+	// mostAccepted is the most requests the service accepted over the
+	// second before a refusal, but for the announced quota's.
+	mostAccepted int
 }
 
 // heard is what answers to requests sent since the last cut said.
@@ -322,7 +329,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 // doubling that has reached Backoff of the rate refused ends there, and
 // the cubic's time begins.
 func (p *Pacer) setPace(now time.Time) {
-	if p.doubling && p.refused > 0 && p.doublingRate() >= Backoff*p.refused {
+	if p.doubling && p.refused > 0 && p.doublingRate() >= p.cutTo {
 		p.doubling, p.grown = false, 0
 	}
 	p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
@@ -342,7 +349,7 @@ func (p *Pacer) rate() float64 {
 		return p.doublingRate()
 	}
 	x := float64(p.grown)/float64(Recover) - 1
-	return p.refused * (1 + (1-Backoff)*x*x*x)
+	return p.refused + (p.refused-p.cutTo)*x*x*x
 }
 
 // doublingRate is the rate doubled every StartDoubling from where the
@@ -385,6 +392,12 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	if !a.Refused && !a.Failed {
 		// What the service accepts, whatever the pace was when it went.
 		p.accepts = append(trimBefore(p.accepts, now.Add(-time.Second)), now)
+	}
+	if a.Refused && !quotas {
+		// What a second admitted before a limit refused: what a window
+		// admits in any second.
+		i, _ := slices.BinarySearchFunc(p.accepts, now.Add(-time.Second), time.Time.Compare)
+		p.mostAccepted = max(p.mostAccepted, len(p.accepts)-i)
 	}
 	sinceCut := t.sent.After(p.lastCut)
 	switch {
@@ -496,6 +509,12 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	}
 	from, start := float64(p.pace.Limit()), p.doubling
 	p.refused = min(from, measured)
+	p.cutTo = Backoff * p.refused
+	if p.heard == reopened {
+		// A shut-out that ended inside the last second hid what a second
+		// admits: a window admits in any second what it did before.
+		p.refused = max(p.refused, min(from, float64(p.mostAccepted)))
+	}
 	p.lastCut, p.grown, p.heard = now, 0, nothingAccepted
 	p.setPace(now)
 	why := "a refusal: cut from the rate refused"
@@ -503,7 +522,8 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 		why = "a refusal while the pace doubled at the start: it starts again, lower"
 	}
 	p.event("the pace was cut", map[string]any{"why": why, "from_per_second": rateField(from),
-		"to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(measured), "measured": what})
+		"to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(measured), "measured": what,
+		"back_to_per_second": rateField(p.refused)})
 }
 
 // rebase is the package doc's re-base, on a refusal of a request sent
@@ -518,6 +538,7 @@ func (p *Pacer) rebase(now time.Time) {
 		return
 	}
 	p.refused, p.doubling, p.grown = n, false, 0
+	p.cutTo = Backoff * n
 	p.setPace(now)
 	p.event("the pace was cut", map[string]any{"why": "refusals in a row: the service counts requests over a span, and admits what it accepted over the last second",
 		"from_per_second": rateField(from), "to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(n),

@@ -101,11 +101,10 @@ var fleetCases = []fleetCase{
 		target: map[int]figures{4: {worst: 1.8, refused: 100}, 8: {worst: 1.3, refused: 5}, 16: {worst: 1.3, refused: 4}}, alone: 27},
 	// HAProxy's own counter (ratelimit.PeriodRate): the period before
 	// weighs on the current one, so a shut-out lasts longer than a
-	// rolling window's, and the fleet's probes, one state among them,
-	// find it reopened late. The model misses 1.3x at every K; the
-	// figures hold it where it is.
+	// rolling window's. The cut after it measures a second that held the
+	// shut-out, and the pace grows back to what a second admitted before.
 	{name: "HAProxy", new: func() limiter { return silent{&periodRate{n: 50}} },
-		target: map[int]figures{4: {worst: 1.6, refused: 100}, 8: {worst: 1.55, refused: 4}, 16: {worst: 1.35, refused: 3}}, alone: 22},
+		target: map[int]figures{4: {worst: 1.5, refused: 100}, 8: {worst: 1.3, refused: 4}, 16: {worst: 1.3, refused: 4}}, alone: 22},
 	{name: "quota", new: func() limiter { return quota(2*time.Second, "ietf") },
 		target: map[int]figures{4: {worst: 1.5, refused: 100}, 8: {worst: 1.2, refused: 1}, 16: {worst: 1.2, refused: 1}}, alone: 1,
 		apart: map[int]figures{8: {worst: 1.2, refused: 1}, 16: {worst: 1.2, refused: 2}}},

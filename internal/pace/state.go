@@ -36,12 +36,12 @@ func encodeState(st *state) []byte {
 	}
 	e.float(st.pace.limit, st.pace.tokens)
 	e.time(st.pace.at)
-	e.float(m.refused)
+	e.float(m.refused, m.cutTo)
 	e.bool(m.doubling, m.held, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
 	e.int(int64(m.heard))
 	e.time(m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
 	e.int(int64(m.grown), int64(m.probeGap), int64(m.gate.early), int64(m.gate.late))
-	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
+	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.mostAccepted), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
 	e.float(m.gate.share, m.gate.prior)
 	e.times(m.sent)
 	e.times(m.accepts)
@@ -67,14 +67,14 @@ func decodeState(b []byte) (state, error) {
 		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int())}
 	}
 	st.pace.limit, st.pace.tokens, st.pace.at = d.float(), d.float(), d.time()
-	m.refused = d.float()
+	m.refused, m.cutTo = d.float(), d.float()
 	m.doubling, m.held = d.bool(), d.bool()
 	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess = d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
 	m.heard = heard(d.int())
 	m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
 	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
 	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
-	m.inFlightLimit, m.refusedInARow = int(d.int()), int(d.int())
+	m.inFlightLimit, m.refusedInARow, m.mostAccepted = int(d.int()), int(d.int()), int(d.int())
 	m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int())
 	m.gate.share, m.gate.prior = d.float(), d.float()
 	m.sent, m.accepts = d.times(), d.times()
@@ -208,10 +208,10 @@ func sane(st *state) bool {
 	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	// A pace of nothing would let every request go at once: the pace, and
-	// the rate refused once cut, are more than nothing and finite.
+	// the rates a cut set once cut, are more than nothing and finite.
 	cut := !m.lastCut.IsZero()
 	return st.pace.limit > 0 && finite(st.pace.limit) && finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed &&
-		finite(m.refused) && (m.refused > 0) == cut && (m.doubling || cut) && m.heard <= reopened &&
-		m.grown >= 0 && m.probeGap >= 0 && m.refusedInARow >= 0 &&
+		finite(m.refused) && (m.refused > 0) == cut && (m.cutTo > 0) == cut && m.cutTo <= Backoff*m.refused &&
+		(m.doubling || cut) && m.heard <= reopened && m.grown >= 0 && m.probeGap >= 0 && m.refusedInARow >= 0 && m.mostAccepted >= 0 &&
 		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
 }
