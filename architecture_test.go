@@ -69,7 +69,11 @@ func TestArchitecture_importsGoOneWay(t *testing.T) {
 // named for the schema or attributes they declare) are data, not steps.
 const maxFuncLines = 80
 
-func TestArchitecture_functionsAreShort(t *testing.T) {
+// maxFileLines is the longest a source file may be: a file that grows past
+// it holds more than one job (tests are not counted).
+const maxFileLines = 450
+
+func TestArchitecture_filesAndFunctionsAreShort(t *testing.T) {
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -84,6 +88,9 @@ func TestArchitecture_functionsAreShort(t *testing.T) {
 		f, err := parser.ParseFile(fset, path, nil, 0)
 		if err != nil {
 			return err
+		}
+		if n := fset.Position(f.FileEnd).Line; n > maxFileLines {
+			t.Errorf("%s is %d lines, over %d: one file per job", path, n, maxFileLines)
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)

@@ -1,0 +1,220 @@
+package pace
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
+// What an answer says of the service's limit: the four steps of Done, the
+// cut and the re-base, and the rates they measure.
+
+// Done reports the answer to the request t let go, in four steps: the
+// quota it announces, a pause it asks for, what it says of the rate the
+// service accepts, and, for a request sent since the last cut, what it
+// says of the pace.
+func (p *Pacer) Done(t Ticket, a Answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.step(context.Background(), p.clock.Now(), false, func(now time.Time) { p.done(t, a, now) })
+	p.wake()
+}
+
+// done is Done's step of the model.
+func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
+	p.own.Unanswered--
+	p.unanswered--
+	spent, crowded := p.gate.known && p.gate.quota.Remaining == 0, p.gate.crowded()
+	quotas := p.gate.done(a.Quota, a.Refused, t.sent, now)
+	p.quotaEvents(spent, crowded, now)
+	if a.Refused && a.RetryAfter > RoundingPause {
+		if until := now.Add(min(a.RetryAfter, p.maxWait)); until.After(p.pausedTil) {
+			if !p.pausedTil.After(now) {
+				p.event("the service asked for a pause: every request waits", map[string]any{
+					"retry_after_ms": a.RetryAfter.Milliseconds(), "until": until.Format(time.RFC3339Nano)})
+			}
+			p.pausedTil = until
+		}
+	}
+	if !a.Refused && !a.Failed {
+		// What the service accepts, whatever the pace was when it went.
+		p.accepts = append(trimBefore(p.accepts, now.Add(-time.Second)), now)
+	}
+	if a.Refused && !quotas {
+		// What a second admitted before a limit refused: what a window
+		// admits in any second.
+		i, _ := slices.BinarySearchFunc(p.accepts, now.Add(-time.Second), time.Time.Compare)
+		p.mostAccepted = max(p.mostAccepted, len(p.accepts)-i)
+	}
+	sinceCut := t.sent.After(p.lastCut)
+	switch {
+	case a.Failed:
+	case !a.Refused:
+		p.refusedInARow = 0
+		if sinceCut {
+			p.accept(t)
+		}
+	case quotas:
+		// The announced quota's, which the gate obeys: no sign of a rate
+		// the service does not tell.
+	case sinceCut:
+		p.refusedInARow++
+		p.refuse(t, a, now)
+	default:
+		p.refusedInARow++
+		p.rebase(now)
+	}
+}
+
+// quotaEvents tells what an answer changed of the announced quota: its
+// window spent (requests wait for the reset), and its sharing with other
+// runs begun or ended. spent and crowded are the gate's before it.
+func (p *Pacer) quotaEvents(spent, crowded bool, now time.Time) {
+	g := &p.gate
+	if !spent && g.known && g.quota.Remaining == 0 && g.resetAt().After(now) {
+		p.event("the announced quota is spent: requests wait for its reset", map[string]any{
+			"limit": g.quota.Limit, "reset": g.resetAt().Format(time.RFC3339Nano), "reset_in_ms": g.resetAt().Sub(now).Milliseconds()})
+	}
+	switch {
+	case !crowded && g.crowded():
+		p.event("other runs spend the announced quota too: this run spends its share, spread until the reset",
+			map[string]any{"share": math.Round(g.share*100) / 100, "remaining": g.quota.Remaining})
+	case crowded && !g.crowded():
+		p.event("this run spends the announced quota alone", map[string]any{"share": math.Round(g.share*100) / 100})
+	}
+}
+
+// accept ends probing, and keeps the others in flight with t, for telling
+// a limit in flight from a rate.
+func (p *Pacer) accept(t Ticket) {
+	switch p.heard {
+	case probing:
+		p.event("a probe was accepted: probing ends, at the pace before it", map[string]any{"pace_per_second": rateField(float64(p.pace.Limit()))})
+		p.heard, p.probeGap, p.probeAt = reopened, 0, time.Time{}
+	case nothingAccepted:
+		p.heard = accepted
+	}
+	p.othersAccepted = append(p.othersAccepted, t.others)
+	p.othersAccepted = p.othersAccepted[max(0, len(p.othersAccepted)-InFlightHistory):]
+}
+
+// refuse reads a refusal of t: a probe's, one of a limit in flight, or a
+// rate's, which cuts the pace.
+func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
+	cut := !p.lastCut.IsZero()
+	switch {
+	case cut && p.heard == probing && t.sent.Before(p.probeAt.Add(-p.probeGap)):
+		// Sent before the probe's gap was last set: it says nothing of it.
+	case cut && (p.heard == nothingAccepted || p.heard == probing):
+		p.probe(a, now)
+	case cut && len(p.othersAccepted) >= InFlightEvidence && t.others > slices.Sorted(slices.Values(p.othersAccepted))[len(p.othersAccepted)-2]:
+		// More were in flight than with all but one accepted of late (one
+		// may count an answer on its way back): the service limits requests
+		// in flight. Only after a cut: till then, few went with others only
+		// because the pace was low.
+		p.inFlightLimit = t.others
+		p.event("the service limits the requests in flight: holding to that many", map[string]any{"in_flight": p.inFlightLimit})
+	default:
+		p.cutPace(t, now)
+	}
+}
+
+// probe is the package doc's probing. A gap is at least the pace's and
+// ProbeShare of the Retry-After, and at most the Retry-After. A service
+// that refuses for a while sees its refusals thin out, and one that
+// accepts again is found within maxWait.
+func (p *Pacer) probe(a Answer, now time.Time) {
+	begins := p.heard != probing
+	p.probeGap = max(2*p.probeGap, nanos(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare, 1)
+	if p.maxWait > 0 {
+		p.probeGap = min(p.probeGap, p.maxWait)
+	}
+	if a.RetryAfter > 0 {
+		p.probeGap = min(p.probeGap, a.RetryAfter)
+	}
+	p.probeAt, p.heard = now.Add(p.probeGap), probing
+	if begins {
+		p.event("the service refuses every request since the cut: probing it one request at a time",
+			map[string]any{"first_gap_ms": p.probeGap.Milliseconds()})
+	}
+}
+
+// cutPace is the package doc's cut. A first request's gap of 0 is taken
+// for the pace; one let go before its token is measured over RateSpan
+// alone, as its gap is the pace's, not what the service saw. A second in
+// which the service accepted nothing says nothing of its rate, and a rate
+// of nothing would let every request go at once.
+func (p *Pacer) cutPace(t Ticket, now time.Time) {
+	measured, what := p.sentRate(), "the rate requests went at"
+	if !t.beforeToken {
+		measured = max(measured, 1/t.gap.Seconds())
+	}
+	if p.heard == reopened {
+		if n := p.acceptedRate(now); n > 0 {
+			measured, what = n, "the rate the service accepted over the last second"
+		}
+	}
+	from, start := float64(p.pace.Limit()), p.doubling
+	p.refused = min(from, measured)
+	p.cutTo = Backoff * p.refused
+	if p.heard == reopened {
+		// A shut-out that ended inside the last second hid what a second
+		// admits: a window admits in any second what it did before.
+		p.refused = max(p.refused, min(from, float64(p.mostAccepted)))
+	}
+	p.lastCut, p.grown, p.heard = now, 0, nothingAccepted
+	p.setPace(now)
+	why := "a refusal: cut from the rate refused"
+	if start {
+		why = "a refusal while the pace doubled at the start: it starts again, lower"
+	}
+	p.event("the pace was cut", map[string]any{"why": why, "from_per_second": rateField(from),
+		"to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(measured), "measured": what,
+		"back_to_per_second": rateField(p.refused)})
+}
+
+// rebase is the package doc's re-base, on a refusal of a request sent
+// before the last cut. Only the accepted rate of a whole second says what
+// a span admits: none is known before a second has passed.
+func (p *Pacer) rebase(now time.Time) {
+	if p.refusedInARow < RefusedInARow {
+		return
+	}
+	n, from := p.acceptedRate(now), float64(p.pace.Limit())
+	if n <= 0 || math.IsInf(n, 1) || Backoff*n >= from {
+		return
+	}
+	p.refused, p.doubling, p.grown = n, false, 0
+	p.cutTo = Backoff * n
+	p.setPace(now)
+	p.event("the pace was cut", map[string]any{"why": "refusals in a row: the service counts requests over a span, and admits what it accepted over the last second",
+		"from_per_second": rateField(from), "to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(n),
+		"measured": "the rate the service accepted over the last second"})
+}
+
+// acceptedRate is how many requests were accepted over the last second;
+// unbounded before a second has passed since the first went.
+func (p *Pacer) acceptedRate(now time.Time) float64 {
+	if now.Sub(p.first) < time.Second {
+		return math.Inf(1)
+	}
+	i, _ := slices.BinarySearchFunc(p.accepts, now.Add(-time.Second), time.Time.Compare)
+	return float64(len(p.accepts) - i)
+}
+
+// sentRate is the rate requests went at over the last RateSpan: the
+// pace's own when fewer than two went.
+func (p *Pacer) sentRate() float64 {
+	n := len(p.sent)
+	if n < 2 || !p.sent[n-1].After(p.sent[0]) {
+		return float64(p.pace.Limit())
+	}
+	return float64(n-1) / p.sent[n-1].Sub(p.sent[0]).Seconds()
+}
+
+// trimBefore drops the times, in order, before cutoff.
+func trimBefore(ts []time.Time, cutoff time.Time) []time.Time {
+	i, _ := slices.BinarySearchFunc(ts, cutoff, time.Time.Compare)
+	return append(ts[:0], ts[i:]...)
+}
