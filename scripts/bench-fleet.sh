@@ -16,8 +16,10 @@
 # sharing on this machine or through a Redis 20 ms away. Each row: the
 # fleet's time against the ideal (every request at 50 a second after
 # Terraform's own time), the share of requests refused and the plans
-# failed, medians of $BENCH_ROUNDS (default 3) fleets. BENCH_FLEET picks
-# rows by go test -bench's pattern (default: all).
+# failed, medians of $BENCH_ROUNDS (default 3) fleets; and in brackets the
+# span of the requests at the service, first to last, against every
+# request at 50 a second, which leaves Terraform's own time out.
+# BENCH_FLEET picks rows by go test -bench's pattern (default: all).
 # Targets: K = 8 and 16, nginx and HAProxy <= 1.3x and <= 4% refused,
 # shared on one machine or through Redis; a quota <= 1.2x and <= 1%,
 # shared or apart; K = 4 <= 1.5x; nginx and HAProxy apart, K = 8, <= 20%
@@ -42,6 +44,7 @@ awk '
     if (!(name in seen)) { seen[name] = 1; order[++n] = name }
     for (i = 3; i < NF; i++) {
       if ($(i + 1) == "x_ideal") ratio[name] = ratio[name] " " $i
+      if ($(i + 1) == "x_span") span[name] = span[name] " " $i
       if ($(i + 1) == "%refused") refused[name] = refused[name] " " $i
       if ($(i + 1) == "failed") failed[name] += $i
     } }
@@ -59,7 +62,7 @@ awk '
       if (name ~ /K=1(\/|$)/) { wantx = 1000; wants = 100 }
       verdict = (x <= wantx && s <= wants) ? "PASS" : "OVER"
       if (failed[name] > 0) { verdict = "FAIL"; bad = 1 }
-      printf "  %-24s %5.2fx ideal %6.1f%% refused %3d plans failed  %s\n", name, x, s, failed[name], verdict
+      printf "  %-24s %5.2fx ideal %6.1f%% refused %3d plans failed  %s  (span %.2fx)\n", name, x, s, failed[name], verdict, median(span[name])
       xs[name] = x
     }
     if (("nginx/K=1" in xs) && ("nginx/K=1/redis-20ms" in xs)) {

@@ -225,7 +225,10 @@ output "read" { value = "read = ${length(data.browserprofile_profile.each)}" }
 // Each row reports the fleet's time (from the launch to the last plan's
 // end) against the ideal, every request at 50 a second after Terraform's
 // own time (the same fleet's, without a limit, less its requests' span),
-// the share of requests refused, and the plans that failed.
+// the share of requests refused, and the plans that failed; and the span
+// of its requests at the service, from the first to reach it to the last,
+// against every request at 50 a second (x_span), which leaves out
+// Terraform's own time.
 func BenchmarkFleet(b *testing.B) {
 	if os.Getenv("TF_ACC") == "" {
 		b.Skip("set TF_ACC=1 to run the fleet through the CLI")
@@ -240,6 +243,7 @@ func BenchmarkFleet(b *testing.B) {
 				r := runFleetOnce(b, row, true)
 				ideal := fixed[row.k] + time.Duration(row.k*(fleetReads+1))*time.Second/50
 				b.ReportMetric(r.took.Seconds()/ideal.Seconds(), "x_ideal")
+				b.ReportMetric(r.span.Seconds()/(float64(row.k*(fleetReads+1))/50), "x_span")
 				b.ReportMetric(100*float64(r.refused)/float64(max(r.requests, 1)), "%refused")
 				b.ReportMetric(float64(r.failed), "failed")
 			}
