@@ -373,18 +373,8 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 	if family, ok := map[string]string{"quota": "ietf", "quota-github": "github", "quota-precise": "discord"}[row.limiter]; ok {
 		opts.Quota, opts.QuotaWindow, opts.Announce = 100, 2*time.Second, family
 	}
-	var mu sync.Mutex
-	var first, last time.Time
 	s := standin.New(opts)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		if first.IsZero() {
-			first = time.Now()
-		}
-		last = time.Now()
-		mu.Unlock()
-		s.ServeHTTP(w, r)
-	}))
+	srv, spanned := timedServer(s)
 	defer srv.Close()
 	addr, counts := srv.Listener.Addr().String(), func() (int, int) { return int(s.Requests.Load()), int(s.Limited.Load()) }
 	switch row.limiter {
@@ -426,7 +416,7 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 	}
 	began := time.Now()
 	errs := startPlans(ws, envs, fleetReads)()
-	r := fleetRun{took: time.Since(began), span: last.Sub(first)}
+	r := fleetRun{took: time.Since(began), span: spanned()}
 	if timed {
 		b.StopTimer()
 	}
@@ -441,4 +431,27 @@ func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 		}
 	}
 	return r
+}
+
+// timedServer serves h on loopback, and tells the span of the requests it
+// received since the last call, from the first to arrive to the last.
+func timedServer(h http.Handler) (*httptest.Server, func() time.Duration) {
+	var mu sync.Mutex
+	var first, last time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if first.IsZero() {
+			first = time.Now()
+		}
+		last = time.Now()
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	return srv, func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		span := last.Sub(first)
+		first = time.Time{}
+		return span
+	}
 }

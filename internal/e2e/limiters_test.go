@@ -2,13 +2,10 @@ package e2e
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,35 +46,21 @@ func BenchmarkRealLimiters(b *testing.B) {
 	}
 	s := standin.New(standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken,
 		Profiles: standin.Generate(planReads)}}})
-	var mu sync.Mutex
-	var first, last time.Time
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		if first.IsZero() {
-			first = time.Now()
-		}
-		last = time.Now()
-		mu.Unlock()
-		s.ServeHTTP(w, r)
-	}))
+	srv, spanned := timedServer(s)
 	b.Cleanup(srv.Close)
 	upstream := srv.Listener.Addr().String()
 	// plan runs one plan through addr with the provider in plugins: its
 	// time and the span of its requests at the service.
 	plan := func(plugins, addr string) (took, span time.Duration) {
 		w := workspaceWith(b, plugins, fleetPlan("http://"+addr+"/production/api/v1", b.TempDir(), 0, planReads))
-		mu.Lock()
-		first = time.Time{}
-		mu.Unlock()
+		spanned()
 		began := time.Now()
 		out, err := w.run(nil, "plan", "-input=false", "-no-color", "-refresh=false")
 		took = time.Since(began)
 		if err != nil || !strings.Contains(out, fmt.Sprintf("read = %d", planReads)) {
 			b.Fatalf("the plan did not read its %d profiles: %v\n%s", planReads, err, out)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return took, last.Sub(first)
+		return took, spanned()
 	}
 	perSecond := func(n int) time.Duration { return time.Duration(n) * time.Second / 50 }
 	limiters := []struct {

@@ -299,15 +299,7 @@ func TestPacer_aRefusalOfTheSpentQuotaLeavesThePace(t *testing.T) {
 func TestPacer_aCutAfterProbingNeverStopsThePace(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := New(clock, 8, 0, time.Minute)
-	send := func(refused bool) {
-		t.Helper()
-		tk, wait, ok := p.reserveOK(clock.now)
-		for ; !ok; tk, wait, ok = p.reserveOK(clock.now) {
-			clock.now = clock.now.Add(wait)
-		}
-		p.Done(tk, Answer{Refused: refused})
-		p.Release(tk)
-	}
+	send := func(refused bool) { sendWhenLet(p, clock, refused) }
 	send(false)
 	clock.now = clock.now.Add(2 * time.Second)
 	send(true)  // cuts the pace
@@ -340,15 +332,7 @@ func TestPacer_afterProbingThePaceGrowsBackToWhatASecondAdmitted(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 			p := New(clock, 8, 0, time.Minute)
-			send := func(refused bool) {
-				t.Helper()
-				tk, wait, ok := p.reserveOK(clock.now)
-				for ; !ok; tk, wait, ok = p.reserveOK(clock.now) {
-					clock.now = clock.now.Add(wait)
-				}
-				p.Done(tk, Answer{Refused: refused})
-				p.Release(tk)
-			}
+			send := func(refused bool) { sendWhenLet(p, clock, refused) }
 			for range c.before {
 				clock.now = clock.now.Add(20 * time.Millisecond)
 				send(false)
@@ -370,4 +354,15 @@ func TestPacer_afterProbingThePaceGrowsBackToWhatASecondAdmitted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendWhenLet sends one request as soon as p lets it go, moving clock on
+// to then, and answers it.
+func sendWhenLet(p *Pacer, clock *fakeClock, refused bool) {
+	tk, wait, ok := p.reserveOK(clock.now)
+	for ; !ok; tk, wait, ok = p.reserveOK(clock.now) {
+		clock.now = clock.now.Add(wait)
+	}
+	p.Done(tk, Answer{Refused: refused})
+	p.Release(tk)
 }
