@@ -44,8 +44,7 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	if a.Refused && !quotas {
 		// What a second admitted before a limit refused: what a window
 		// admits in any second.
-		i, _ := slices.BinarySearchFunc(p.accepts, now.Add(-time.Second), time.Time.Compare)
-		p.mostAccepted = max(p.mostAccepted, len(p.accepts)-i)
+		p.mostAccepted = max(p.mostAccepted, p.acceptedInASecond(now))
 	}
 	sinceCut := t.sent.After(p.lastCut)
 	switch {
@@ -199,8 +198,14 @@ func (p *Pacer) acceptedRate(now time.Time) float64 {
 	if now.Sub(p.first) < time.Second {
 		return math.Inf(1)
 	}
+	return float64(p.acceptedInASecond(now))
+}
+
+// acceptedInASecond is how many requests were accepted over the second
+// before now.
+func (p *Pacer) acceptedInASecond(now time.Time) int {
 	i, _ := slices.BinarySearchFunc(p.accepts, now.Add(-time.Second), time.Time.Compare)
-	return float64(len(p.accepts) - i)
+	return len(p.accepts) - i
 }
 
 // sentRate is the rate requests went at over the last RateSpan: the
