@@ -93,7 +93,8 @@ func runPlan(t *testing.T, c *Client, seed uint64, reads int) (time.Duration, in
 // a row for, on loopback and 80 ms away, the median and worst time of the
 // simulation's plan against its ideal, and the median share refused, over
 // calibrationPlans plans: the ideal is the plan's time with no limiter,
-// or the least the limit allows, whichever is longer.
+// or the least the limit allows, whichever is longer. PACE_CALIBRATE_ROWS
+// runs only the limiters whose name holds it.
 func TestCalibration_real(t *testing.T) {
 	if os.Getenv("PACE_CALIBRATE") == "" {
 		t.Skip("PACE_CALIBRATE=1 runs the simulation's plan through real limiters")
@@ -126,6 +127,10 @@ func TestCalibration_real(t *testing.T) {
 			addr, _ := daemons.HAProxy(t, upstream, true)
 			return addr
 		}, perSecond(calibrationReads + 1)},
+		{"HAProxy http_req_rate, hdr Retry-After 1 (HAProxy's rate, Retry-After: 1)", func() string {
+			addr, _ := daemons.HAProxyLimit(t, upstream, true, 1)
+			return addr
+		}, perSecond(calibrationReads + 1)},
 	}
 	var b strings.Builder
 	b.WriteString("| limiter | network | median | worst | refused |\n|---|---|---|---|---|\n")
@@ -135,6 +140,9 @@ func TestCalibration_real(t *testing.T) {
 	}{{"loopback", 0}, {"80 ms", 40 * time.Millisecond}} {
 		free := map[uint64]time.Duration{}
 		for _, l := range limiters {
+			if l.least > 0 && !strings.Contains(l.name, os.Getenv("PACE_CALIBRATE_ROWS")) {
+				continue
+			}
 			addr := l.start()
 			if network.oneWay > 0 {
 				addr = daemons.Distant(t, addr, network.oneWay)

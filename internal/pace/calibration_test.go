@@ -25,6 +25,8 @@ func TestCalibration_virtual(t *testing.T) {
 			least: perSecond(50, simReads), oneAtATime: true},
 		{name: "HAProxy's rate, no Retry-After (HAProxy http_req_rate)", new: func() limiter { return silent{&periodRate{n: 50}} },
 			least: perSecond(50, simReads+1)},
+		{name: "HAProxy's rate, Retry-After: 1 (HAProxy http_req_rate, hdr Retry-After 1)", new: func() limiter { return &periodRate{n: 50} },
+			least: perSecond(50, simReads+1)},
 	}
 	var b strings.Builder
 	b.WriteString("| row | network | median | worst | refused |\n|---|---|---|---|---|\n")

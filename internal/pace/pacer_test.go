@@ -87,6 +87,11 @@ var unannounced = []limiterCase{
 	// follows the first in some plans, and costs a second or more.
 	{name: "HAProxy's rate, no Retry-After", new: func() limiter { return silent{&periodRate{n: 50}} }, least: perSecond(50, simReads+1),
 		miss: map[string]figures{"loopback": {1.08, 1.42, 3.6}, "80 ms": {1.11, 1.25, 3.6}}},
+	// The same counter sending Retry-After: 1 with each refusal, as
+	// HAProxy's deny with hdr does: the client waits the second out, so a
+	// refusal near a plan's end costs it more than the targets allow.
+	{name: "HAProxy's rate, Retry-After: 1", new: func() limiter { return &periodRate{n: 50} }, least: perSecond(50, simReads+1),
+		miss: map[string]figures{"loopback": {1.16, 1.27, 1.7}, "80 ms": {1.24, 1.39, 3.3}}},
 	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
 		miss:  map[string]figures{"loopback": {1.07, 1.16, 3.9}, "80 ms": {1.08, 1.17, 4.5}}},
