@@ -38,9 +38,9 @@ func calibrationPlans() int {
 }
 
 // runPlan runs the simulation's plan through c, as Terraform takes it:
-// the list, some 100 ms to expand the for_each, then reads reads taken by
-// ten walkers, each pausing 20 to 150 ms between reads. It returns the
-// plan's time and its requests and refusals.
+// the list, some 100 ms to expand the for_each, then the given number of
+// reads taken by ten walkers, each pausing 20 to 150 ms between them. It
+// returns the plan's time and its requests and refusals.
 func runPlan(t *testing.T, c *Client, seed uint64, reads int) (time.Duration, int, int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
