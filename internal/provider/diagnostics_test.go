@@ -135,6 +135,14 @@ func TestDiagnostics_everyFailureToItsMessage(t *testing.T) {
 			[]string{"The service answered HTTP 422", "The service's reason: Invalid request", "for the reason above"}, ""},
 		"a profile not found": {one(dev(plain, nil), "Marketing Team"),
 			[]string{"Profile not found", `Did you mean "bp_dev_01J0A1B2C3"?`, "Response: HTTP 404"}, keyAttr},
+		"a member no profile carries": {protocolRun{settings: dev(plain, nil), typeName: profilesTypeName,
+			config: map[string]any{"fields": []any{"name", "stauts"}}},
+			[]string{`No profile has the member "stauts"`, `fields[1] names "stauts", which none of the 6 profiles in the list carries.`,
+				`Did you mean "status"?`, "destroys every resource"}, `AttributeName("fields").ElementKeyInt(1)`},
+		"a member the profile lacks": {protocolRun{settings: dev(plain, nil), typeName: "browserprofile_profile",
+			config: map[string]any{"profile_key": "bp_dev_01J0A1B2C3", "fields": []any{"proxy.contry"}}},
+			[]string{`The profile has no member "proxy.contry"`, `fields[0] names "proxy.contry", which the profile "bp_dev_01J0A1B2C3" does not carry.`,
+				`Did you mean "proxy.country"?`, `The record carries: "proxy.country", "proxy.type".`}, `AttributeName("fields").ElementKeyInt(0)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -36,6 +36,7 @@ type ProfileDataSource struct {
 // ProfileDataSourceModel is browserprofile_profile's state.
 type ProfileDataSourceModel struct {
 	ProfileKey types.String `tfsdk:"profile_key"`
+	Fields     types.List   `tfsdk:"fields"`
 	RawJSON    types.String `tfsdk:"raw_json"`
 }
 
@@ -53,9 +54,12 @@ func (d *ProfileDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 				Required:   true,
 				Validators: []validator.String{profileKeyValidator{}},
 			},
+			"fields": fieldsAttribute("Trims `raw_json` to these members (dotted paths too) and the member holding " +
+				"`profile_key`, so that the state holds only what the configuration reads. Unset, `raw_json` is the record " +
+				"exactly as returned. A member the profile does not carry fails the plan."),
 			"raw_json": schema.StringAttribute{
-				MarkdownDescription: "The profile's record exactly as the service returned it. Its fields are not documented " +
-					"and may grow; read them with `jsondecode()`.",
+				MarkdownDescription: "The profile's record exactly as the service returned it, or trimmed to `fields`. Its " +
+					"fields are not documented and may grow; read them with `jsondecode()`.",
 				Computed: true,
 			},
 		},
@@ -99,9 +103,20 @@ func (d *ProfileDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		d.data.addError(&resp.Diagnostics, path.Root("profile_key"), err)
 		return
 	}
+	var fields []string
+	resp.Diagnostics.Append(state.Fields.ElementsAs(ctx, &fields, false)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	kept, err := records.Selection{Fields: fields}.Apply([]records.Profile{profile})
+	var member *records.MemberError
+	if errors.As(err, &member) {
+		addMemberError(&resp.Diagnostics, member, d.data.client.Redact, key)
+		return
+	}
 	// The state keeps the key as configured: the key as returned, or its NFC
 	// spelling, which is all Terraform can hold.
-	state.RawJSON = types.StringValue(string(profile.Raw))
+	state.RawJSON = types.StringValue(string(kept[0].Raw))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -145,3 +145,49 @@ func TestAccProfileDataSource_missingKeysShareOneListRead(t *testing.T) {
 		})
 	}
 }
+
+// fields trims the record to the members named and its key, as the list
+// does; a member this profile does not carry fails the plan, naming what it
+// does carry and the member meant.
+func TestAccProfileDataSource_fieldsTrimTheRecord(t *testing.T) {
+	root, _ := testStandin(t, standin.Options{})
+	t.Run("trimmed", func(t *testing.T) {
+		expectState(t, devProvider(root)+`
+data "browserprofile_profile" "p" {
+  profile_key = "bp_dev_01J0A1B2C3"
+  fields      = ["status", "proxy.country"]
+}`,
+			statecheck.ExpectKnownValue("data.browserprofile_profile.p", tfjsonpath.New("raw_json"),
+				knownvalue.StringExact(`{"profile_key":"bp_dev_01J0A1B2C3","status":"active","proxy":{"country":"FR"}}`)),
+			statecheck.ExpectKnownValue("data.browserprofile_profile.p", tfjsonpath.New("fields"),
+				knownvalue.ListExact(stringValues([]string{"status", "proxy.country"}))))
+	})
+	t.Run("missing", func(t *testing.T) {
+		expectError(t, devProvider(root)+`
+data "browserprofile_profile" "p" {
+  profile_key = "bp_dev_01J0A1B2C3"
+  fields      = ["name", "proxy.contry"]
+}`,
+			regexp.MustCompile(`(?s)The profile has no member "proxy.contry".*fields\[1\]\s+names\s+"proxy.contry",\s+which\s+the\s+profile\s+"bp_dev_01J0A1B2C3"\s+does\s+not\s+carry\.\s+Did\s+you\s+mean\s+"proxy.country"\?.*The\s+record\s+carries:\s+"proxy.country",\s+"proxy.type".*not\s+at\s+the\s+jsondecode\(\)`))
+	})
+}
+
+// What cannot name a member fails at validate, as in the list.
+func TestAccProfileDataSource_validateCatchesFieldsMistakesOffline(t *testing.T) {
+	for config, want := range map[string]string{
+		`fields = ["status", "status"]`: `duplicate values of: "status"`,
+		`fields = ["proxy..country"]`:   `Not a member path`,
+		`fields = []`:                   `list must contain at least 1`,
+	} {
+		t.Run(want, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6,
+				Steps: []resource.TestStep{{
+					Config:      "data \"browserprofile_profile\" \"p\" {\n  profile_key = \"bp_1\"\n  " + config + "\n}",
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(want),
+				}},
+			})
+		})
+	}
+}

@@ -79,18 +79,9 @@ func profilesSchema() schema.Schema {
 			},
 		},
 		Attributes: map[string]schema.Attribute{
-			"fields": schema.ListAttribute{
-				MarkdownDescription: "Trims each profile's `raw_json` to these members (dotted paths too) and the member " +
-					"holding its `profile_key`, to keep the state small. Unset, `raw_json` is the record exactly as returned. " +
-					"A member no profile in the list carries fails the plan.",
-				ElementType: types.StringType,
-				Optional:    true,
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(memberPathValidator{}),
-				},
-			},
+			"fields": fieldsAttribute("Trims each profile's `raw_json` to these members (dotted paths too) and the member " +
+				"holding its `profile_key`, to keep the state small. Unset, `raw_json` is the record exactly as returned. " +
+				"A member no profile in the list carries fails the plan."),
 			// A list of an object type, not a list nested attribute: the value
 			// is the same, and Terraform's mock_provider can fill only the
 			// former with a list of objects written in a test (terraform#38369).
@@ -107,6 +98,21 @@ func profilesSchema() schema.Schema {
 				ElementType: types.StringType,
 				Computed:    true,
 			},
+		},
+	}
+}
+
+// fieldsAttribute is the optional list of member paths a record is
+// trimmed to, in both data sources.
+func fieldsAttribute(description string) schema.ListAttribute {
+	return schema.ListAttribute{
+		MarkdownDescription: description,
+		ElementType:         types.StringType,
+		Optional:            true,
+		Validators: []validator.List{
+			listvalidator.SizeAtLeast(1),
+			listvalidator.UniqueValues(),
+			listvalidator.ValueStringsAre(memberPathValidator{}),
 		},
 	}
 }
@@ -164,7 +170,7 @@ func readState(ctx context.Context, data *providerData, config tftypes.Value) (s
 	kept, err := sel.Apply(list.Profiles)
 	var member *records.MemberError
 	if errors.As(err, &member) {
-		addMemberError(&diags, member, data.client.Redact)
+		addMemberError(&diags, member, data.client.Redact, "")
 		return nil, diags
 	}
 	state, err = profilesState(ctx, kept, config)
@@ -287,16 +293,26 @@ func stringsOf(v tftypes.Value) ([]string, error) {
 	return out, nil
 }
 
-// addMemberError says which argument names a member no profile carries,
-// what the records do carry, and why an empty result is not given instead.
-// The members quoted come from the service.
-func addMemberError(diags *diag.Diagnostics, e *records.MemberError, redact func(string) string) {
+// addMemberError says which argument names a member the records do not
+// carry, what they do carry, and why no shorter result is given instead:
+// the list's when key is "", else the one profile's of that key. The
+// members quoted come from the service.
+func addMemberError(diags *diag.Diagnostics, e *records.MemberError, redact func(string) string, key string) {
 	at, where := path.Root("fields").AtListIndex(e.Index), fmt.Sprintf("fields[%d]", e.Index)
 	if e.Argument == "filter" {
 		at, where = path.Root("filter").AtListIndex(e.Index).AtName("field"), fmt.Sprintf("filter[%d].field", e.Index)
 	}
+	summary, carry, why := "No profile has the member "+strconv.Quote(e.Member), "The records carry",
+		"This fails rather than keep no profile: an empty list fed to for_each destroys every resource keyed by it on the next apply."
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s names %q, which none of the %d profiles in the list carries.", where, e.Member, e.Profiles)
+	if key == "" {
+		fmt.Fprintf(&b, "%s names %q, which none of the %d profiles in the list carries.", where, e.Member, e.Profiles)
+	} else {
+		summary, carry = "The profile has no member "+strconv.Quote(e.Member), "The record carries"
+		why = "This fails rather than store the record without it, so that the plan names the member here, " +
+			"not at the jsondecode() that reads it."
+		fmt.Fprintf(&b, "%s names %q, which the profile %q does not carry.", where, e.Member, key)
+	}
 	if e.Suggestion != "" {
 		fmt.Fprintf(&b, " Did you mean %q?", redact(e.Suggestion))
 	}
@@ -308,11 +324,11 @@ func addMemberError(diags *diag.Diagnostics, e *records.MemberError, redact func
 	for i, c := range carried {
 		quoted[i] = redact(strconv.Quote(c))
 	}
-	fmt.Fprintf(&b, "\n\nThe records carry: %s", strings.Join(quoted, ", "))
+	fmt.Fprintf(&b, "\n\n%s: %s", carry, strings.Join(quoted, ", "))
 	if len(e.Carried) > len(carried) {
 		fmt.Fprintf(&b, ", and %d more", len(e.Carried)-len(carried))
 	}
-	b.WriteString(".\n\nThis fails rather than keep no profile: an empty list fed to for_each destroys every resource keyed by it on the next apply. " +
-		"A member is read at the record's top, or in a JSON:API record's attributes; a dotted path reaches into objects.")
-	diags.AddAttributeError(at, "No profile has the member "+strconv.Quote(e.Member), b.String())
+	b.WriteString(".\n\n" + why + " A member is read at the record's top, or in a JSON:API record's attributes; " +
+		"a dotted path reaches into objects.")
+	diags.AddAttributeError(at, summary, b.String())
 }

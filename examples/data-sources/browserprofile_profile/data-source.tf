@@ -6,3 +6,14 @@ data "browserprofile_profile" "checkout" {
 output "checkout_profile_name" {
   value = jsondecode(data.browserprofile_profile.checkout.raw_json).name
 }
+
+# fields keeps only the members the configuration reads (and the key), so
+# the state holds no more of the record than that.
+data "browserprofile_profile" "checkout_status" {
+  profile_key = "bp_prod_01HZX3K9Q2"
+  fields      = ["status", "proxy.country"]
+}
+
+output "checkout_proxy_country" {
+  value = jsondecode(data.browserprofile_profile.checkout_status.raw_json).proxy.country
+}
