@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -59,6 +61,7 @@ type BrowserProfileProviderModel struct {
 	SharePace             types.Bool    `tfsdk:"share_pace"`
 	PaceDir               types.String  `tfsdk:"pace_dir"`
 	PaceStore             types.String  `tfsdk:"pace_store"`
+	UserAgent             types.List    `tfsdk:"user_agent"`
 }
 
 // pagingModel is the provider block's paging setting.
@@ -141,6 +144,18 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 				Optional:    true,
 				Sensitive:   true,
 				Validators:  []validator.Map{headersValidator{}},
+			},
+			"user_agent": schema.ListAttribute{
+				MarkdownDescription: "Products appended to the User-Agent of every request, after the provider's own and " +
+					"what the `" + EnvAppendUserAgent + "` environment variable holds, so that the service's logs tell one " +
+					"workload from another: `[\"nightly-drift/1.4 (+https://ci.example.com)\"]`. Visible ASCII characters and " +
+					"spaces, at most 256 each.",
+				ElementType: types.StringType,
+				Optional:    true,
+				Validators: []validator.List{listvalidator.ValueStringsAre(
+					stringvalidator.LengthAtMost(256),
+					stringvalidator.RegexMatches(userAgentPattern, "visible ASCII characters, with spaces only between them"),
+				)},
 			},
 			"max_retries": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("How many times a request is retried after a rate limit (429, or a 403 with `Retry-After` or a rate-limit header saying none remain), "+
@@ -316,6 +331,9 @@ func pagingAttributes() map[string]schema.Attribute {
 var (
 	locationPattern = regexp.MustCompile(`^(header:[A-Za-z0-9!#$%&'*+.^_|~-]+|[^.\s]+(\.[^.\s]+)*)$`)
 	paramPattern    = regexp.MustCompile(`^[A-Za-z0-9_.~\-\[\]$]+$`)
+	// userAgentPattern is what one product of user_agent, or
+	// TF_APPEND_USER_AGENT, may hold: visible ASCII, spaces within.
+	userAgentPattern = regexp.MustCompile(`^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$`)
 )
 
 func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -329,8 +347,9 @@ func (p *BrowserProfileProvider) Configure(ctx context.Context, req provider.Con
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	settings.client.UserAgent = fmt.Sprintf("terraform-provider-browserprofile/%s (+https://registry.terraform.io/providers/browserprofile/browserprofile) Terraform/%s",
-		p.version, req.TerraformVersion)
+	settings.client.UserAgent = strings.Join(append([]string{fmt.Sprintf(
+		"terraform-provider-browserprofile/%s (+https://registry.terraform.io/providers/browserprofile/browserprofile) Terraform/%s",
+		p.version, req.TerraformVersion)}, settings.userAgent...), " ")
 	c, err := client.New(settings.client)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid provider configuration", err.Error())

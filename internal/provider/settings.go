@@ -39,6 +39,11 @@ const (
 	EnvClientKeyFile  = "BROWSERPROFILE_CLIENT_KEY_FILE"
 )
 
+// EnvAppendUserAgent is Terraform's own variable, not a fallback: wrappers
+// (Terragrunt, HCP Terraform, CDKTF) set it to name themselves in the
+// User-Agent, and the SDK's providers honour it. It goes before user_agent.
+const EnvAppendUserAgent = "TF_APPEND_USER_AGENT"
+
 // The bounds of requests_per_second, from the attribute or the environment.
 const (
 	minRequestsPerSecond = 0.1
@@ -93,6 +98,9 @@ type settings struct {
 	tokenVars, baseURLVars string
 	// Where the Redis store came from: pace_store or its variable.
 	paceStoreSource string
+	// userAgent is what follows the provider's own product in the
+	// User-Agent: TF_APPEND_USER_AGENT's, then user_agent's.
+	userAgent []string
 }
 
 // resolveSettings applies the precedence config value, then environment
@@ -113,6 +121,7 @@ func resolveSettings(cfg BrowserProfileProviderModel, getenv func(string) string
 	s.resolveSharing(cfg, getenv, &diags)
 	resolveTLS(&s.client, cfg, getenv, &diags)
 	s.client.Headers = headersFrom(cfg.Headers)
+	s.resolveUserAgent(cfg, getenv, &diags)
 	s.allowIncomplete = cfg.AllowIncompleteList.ValueBool()
 	s.client.Paging = pagingFrom(cfg.Paging, &diags)
 	return s, diags
@@ -142,6 +151,7 @@ func unknownValues(cfg BrowserProfileProviderModel) diag.Diagnostics {
 		{cfg.ClientCertPEM, "client_cert_pem", EnvClientCertFile},
 		{cfg.ClientKeyPEM, "client_key_pem", EnvClientKeyFile},
 		{cfg.Headers, "headers", ""},
+		{cfg.UserAgent, "user_agent", ""},
 		{cfg.SharePace, "share_pace", EnvSharePace},
 		{cfg.PaceDir, "pace_dir", EnvPaceDir},
 		{cfg.PaceStore, "pace_store", EnvPaceStore},
@@ -279,6 +289,24 @@ func (s *settings) resolveSharing(cfg BrowserProfileProviderModel, getenv func(s
 	}
 	if err := client.CheckPaceStore(s.client.PaceStore); s.client.PaceStore != "" && err != nil {
 		diags.AddAttributeError(path.Root("pace_store"), "Invalid "+s.paceStoreSource, paceStoreDetail(s.paceStoreSource, err))
+	}
+}
+
+// resolveUserAgent takes TF_APPEND_USER_AGENT, trimmed, then user_agent's
+// products (checked by the schema). The variable is every provider's, set
+// by tools the user may not control: one no header can carry is left out
+// with a warning, rather than fail this provider's plans alone.
+func (s *settings) resolveUserAgent(cfg BrowserProfileProviderModel, getenv func(string) string, diags *diag.Diagnostics) {
+	if v := strings.TrimSpace(getenv(EnvAppendUserAgent)); userAgentPattern.MatchString(v) {
+		s.userAgent = append(s.userAgent, v)
+	} else if v != "" {
+		diags.AddWarning(EnvAppendUserAgent+" left out of the User-Agent",
+			fmt.Sprintf("%s is %q; a User-Agent holds visible ASCII characters and spaces only, so requests go without it.", EnvAppendUserAgent, v))
+	}
+	for _, e := range cfg.UserAgent.Elements() {
+		if v, ok := e.(types.String); ok {
+			s.userAgent = append(s.userAgent, v.ValueString())
+		}
 	}
 }
 

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -9,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
 func TestResolveSettings_precedence(t *testing.T) {
@@ -258,5 +262,35 @@ func TestResolveSettings_aStoreMessageHidesItsPassword(t *testing.T) {
 				t.Errorf("%s: %s: %s", store, d.Summary, d.Detail)
 			}
 		}
+	}
+}
+
+// The User-Agent every request carries: the provider's own product, then
+// TF_APPEND_USER_AGENT's (trimmed), then user_agent's, as sent to the
+// service; a variable no header can carry is left out with a warning.
+func TestResolveSettings_userAgent(t *testing.T) {
+	t.Parallel()
+	root, srv := testStandin(t, standin.Options{})
+	run := protocolRun{
+		settings: dev(root, map[string]any{"user_agent": []any{"nightly-drift/1.4 (+https://ci.example.com)", "team/payments"}}),
+		typeName: profilesTypeName,
+		getenv:   func(k string) string { return map[string]string{EnvAppendUserAgent: " Terragrunt/0.77\n"}[k] },
+	}
+	if diags := run.diagnostics(t); hasError(diags) {
+		t.Fatal(diags)
+	}
+	h, _ := srv.Header.Load().(http.Header)
+	want := regexp.MustCompile(`^terraform-provider-browserprofile/test \(\+https://registry\.terraform\.io/providers/browserprofile/browserprofile\) Terraform/\S* ` +
+		regexp.QuoteMeta("Terragrunt/0.77 nightly-drift/1.4 (+https://ci.example.com) team/payments") + `$`)
+	if got := h.Get("User-Agent"); !want.MatchString(got) {
+		t.Errorf("User-Agent %q, want %s", got, want)
+	}
+
+	run.getenv = func(k string) string { return map[string]string{EnvAppendUserAgent: "ci\r\nX-Injected: 1"}[k] }
+	run.expectDiagnostic(t, tfprotov6.DiagnosticSeverityWarning, "", "TF_APPEND_USER_AGENT left out of the User-Agent",
+		`TF_APPEND_USER_AGENT is "ci\r\nX-Injected: 1"; a User-Agent holds visible ASCII characters and spaces only, so requests go without it.`)
+	h, _ = srv.Header.Load().(http.Header)
+	if got := h.Get("User-Agent"); strings.Contains(got, "Injected") || !strings.HasSuffix(got, " team/payments") {
+		t.Errorf("User-Agent %q, want user_agent's products alone after the provider's", got)
 	}
 }

@@ -25,3 +25,22 @@ func TestAccProvider_headersRefusedOffline(t *testing.T) {
 		})
 	}
 }
+
+// user_agent's products are refused at validate when no header could carry
+// them.
+func TestAccProvider_userAgentRefusedOffline(t *testing.T) {
+	for config, want := range map[string]string{
+		`user_agent = ["ci/1\nX-Injected: 1"]`: `visible ASCII characters, with spaces only between them`,
+		`user_agent = [" ci/1"]`:               `visible ASCII characters`,
+		`user_agent = ["café/1"]`:              `visible ASCII characters`,
+		`user_agent = [""]`:                    `visible ASCII characters`,
+	} {
+		t.Run(config, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6, Steps: []resource.TestStep{{
+				Config:      "provider \"browserprofile\" {\n  " + config + "\n}\n" + `data "browserprofile_profiles" "all" {}`,
+				PlanOnly:    true,
+				ExpectError: words("user_agent", want),
+			}}})
+		})
+	}
+}
