@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -105,5 +106,20 @@ func TestArchitecture_filesAndFunctionsAreShort(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// maxDesignWords keeps ARCHITECTURE.md a design read at one sitting, half
+// what it was when it also held the figures: tables that change at every
+// run belong in BENCHMARKS.md.
+const maxDesignWords = 3900
+
+func TestArchitecture_designIsApartFromFigures(t *testing.T) {
+	b, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Fields(string(b))); n > maxDesignWords {
+		t.Errorf("ARCHITECTURE.md is %d words, over %d: move measured tables to BENCHMARKS.md, rules to the package docs", n, maxDesignWords)
 	}
 }
