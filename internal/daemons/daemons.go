@@ -230,6 +230,27 @@ func Refusals(statuses []string) int {
 	return n
 }
 
+// AtLeast is what statuses gives once it holds at least n statuses, or
+// after logWait: a daemon logs a request once it has answered, so a client
+// can hold the answer before the daemon has written its line.
+func AtLeast(statuses func() []string, n int) []string {
+	deadline := time.Now().Add(logWait)
+	for {
+		all := statuses()
+		if len(all) >= n || time.Now().After(deadline) {
+			return all
+		}
+		time.Sleep(logPoll)
+	}
+}
+
+// How long AtLeast waits for a daemon's log, and how often it looks: the
+// lines come within a millisecond or so of the answers.
+const (
+	logWait = 5 * time.Second
+	logPoll = 5 * time.Millisecond
+)
+
 // LogLines is the lines of a log.
 func LogLines(t testing.TB, name string) []string {
 	t.Helper()

@@ -120,7 +120,7 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 					t.Errorf("plan %d: %v", i, err)
 				}
 			}
-			all := statuses()
+			all := daemons.AtLeast(statuses, plans*(reads+1))
 			requests, refused := len(all), daemons.Refusals(all)
 			t.Logf("%d of %d requests refused", refused, requests)
 			if !stopped && (requests < plans*(reads+1) || refused > requests/10) {
