@@ -555,3 +555,51 @@ func compare(b *strings.Builder, variants []variant) {
 			len(hurts[i+1]), strings.Join(hurts[i+1], "; "))
 	}
 }
+
+// toldRate is the rate each unannounced row's limit admits, for
+// TestBaseline_told; a row limiting requests in flight is told its limit.
+var toldRate = map[string]float64{
+	"bucket burst 1": 50, "bucket burst 10": 50, "bucket burst 50": 50, "bucket 50, burst 20 queued": 50,
+	"bucket 30, burst 1": 30, "fixed window": 50, "rolling window": 50, "rolling, counting refused": 50,
+	"bucket burst 10, no Retry-After": 50, "rolling, counting refused, no Retry-After": 50,
+	"HAProxy's rate, no Retry-After": 50, "HAProxy's rate, Retry-After: 1": 50, "halved after 3 s": 50,
+}
+
+// TestBaseline_told is the floor of the targets: today's Pacer told the
+// limit (its rate as the ceiling, or its requests in flight), so that
+// nothing is left to learn but what the limit does with a network's
+// jitter and Terraform's walkers. A cell the told Pacer misses is a target
+// no client can meet by learning better.
+func TestBaseline_told(t *testing.T) {
+	if os.Getenv("PACE_BASELINE") == "" {
+		t.Skip("PACE_BASELINE=1 prints each row against the Pacer told its limit")
+	}
+	var b strings.Builder
+	b.WriteString("| row | today | told the limit | told 0.9 of it |\n|---|---|---|---|\n")
+	mark := func(f figures) string {
+		s := fmt.Sprintf("%.2fx, %.2fx, %.1f%%", f.median, f.worst, f.refused)
+		if !(figures{1.15, 1.3, 3}).within(f) {
+			s = "**" + s + "**"
+		}
+		return s
+	}
+	for _, n := range networks {
+		for _, c := range unannounced {
+			if toldRate[c.name] == 0 && c.told == 0 {
+				t.Fatalf("toldRate has no rate for the row %q", c.name)
+			}
+			told := func(share float64) func(Clock) simPacer {
+				return func(cl Clock) simPacer {
+					if c.told > 0 {
+						return New(cl, c.told, 0, 30*time.Second)
+					}
+					return New(cl, 8, share*toldRate[c.name], 30*time.Second)
+				}
+			}
+			fmt.Fprintf(&b, "| %s, %s | %s | %s | %s |\n", c.name, n.name,
+				mark(c.figures(n.net, func(cl Clock) simPacer { return defaultPacer(cl) })),
+				mark(c.figures(n.net, told(1))), mark(c.figures(n.net, told(0.9))))
+		}
+	}
+	t.Log("\n" + b.String())
+}
