@@ -46,15 +46,8 @@ func TestAccProfileDataSource_refusesWhatIsNotAKey(t *testing.T) {
 	}
 	for key, want := range cases {
 		t.Run(key, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					// No provider configuration at all: this is caught offline.
-					Config:      fmt.Sprintf("data \"browserprofile_profile\" \"p\" { profile_key = %q }\n", key),
-					ExpectError: words(want...),
-					PlanOnly:    true,
-				}},
-			})
+			// No provider configuration at all: this is caught offline.
+			expectInvalid(t, fmt.Sprintf("data \"browserprofile_profile\" \"p\" { profile_key = %q }\n", key), words(want...))
 		})
 	}
 }
@@ -151,23 +144,18 @@ func TestAccProfileDataSource_missingKeysShareOneListRead(t *testing.T) {
 // does carry and the member meant.
 func TestAccProfileDataSource_fieldsTrimTheRecord(t *testing.T) {
 	root, _ := testStandin(t, standin.Options{})
+	config := func(fields string) string {
+		return devProvider(root) + "data \"browserprofile_profile\" \"p\" {\n  profile_key = \"bp_dev_01J0A1B2C3\"\n  fields = " + fields + "\n}"
+	}
 	t.Run("trimmed", func(t *testing.T) {
-		expectState(t, devProvider(root)+`
-data "browserprofile_profile" "p" {
-  profile_key = "bp_dev_01J0A1B2C3"
-  fields      = ["status", "proxy.country"]
-}`,
+		expectState(t, config(`["status", "proxy.country"]`),
 			statecheck.ExpectKnownValue("data.browserprofile_profile.p", tfjsonpath.New("raw_json"),
 				knownvalue.StringExact(`{"profile_key":"bp_dev_01J0A1B2C3","status":"active","proxy":{"country":"FR"}}`)),
 			statecheck.ExpectKnownValue("data.browserprofile_profile.p", tfjsonpath.New("fields"),
 				knownvalue.ListExact(stringValues([]string{"status", "proxy.country"}))))
 	})
 	t.Run("missing", func(t *testing.T) {
-		expectError(t, devProvider(root)+`
-data "browserprofile_profile" "p" {
-  profile_key = "bp_dev_01J0A1B2C3"
-  fields      = ["name", "proxy.contry"]
-}`,
+		expectError(t, config(`["name", "proxy.contry"]`),
 			regexp.MustCompile(`(?s)The profile has no member "proxy.contry".*fields\[1\]\s+names\s+"proxy.contry",\s+which\s+the\s+profile\s+"bp_dev_01J0A1B2C3"\s+does\s+not\s+carry\.\s+Did\s+you\s+mean\s+"proxy.country"\?.*The\s+record\s+carries:\s+"proxy.country",\s+"proxy.type".*not\s+at\s+the\s+jsondecode\(\)`))
 	})
 }
@@ -180,14 +168,7 @@ func TestAccProfileDataSource_validateCatchesFieldsMistakesOffline(t *testing.T)
 		`fields = []`:                   `list must contain at least 1`,
 	} {
 		t.Run(want, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config:      "data \"browserprofile_profile\" \"p\" {\n  profile_key = \"bp_1\"\n  " + config + "\n}",
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(want),
-				}},
-			})
+			expectInvalid(t, "data \"browserprofile_profile\" \"p\" {\n  profile_key = \"bp_1\"\n  "+config+"\n}", regexp.MustCompile(want))
 		})
 	}
 }

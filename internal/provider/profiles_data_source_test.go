@@ -392,14 +392,7 @@ func TestAccProfilesDataSource_validateCatchesFilterMistakesOffline(t *testing.T
 		`fields = [""]`:                 `Not a member path`,
 	} {
 		t.Run(want, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config:      "data \"browserprofile_profiles\" \"all\" {\n  " + config + "\n}",
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(want),
-				}},
-			})
+			expectInvalid(t, "data \"browserprofile_profiles\" \"all\" {\n  "+config+"\n}", regexp.MustCompile(want))
 		})
 	}
 }

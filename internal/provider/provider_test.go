@@ -120,14 +120,7 @@ func TestAccProvider_validateCatchesBadValuesOffline(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6,
-				Steps: []resource.TestStep{{
-					Config:      "provider \"browserprofile\" {\n  " + tc.block + "\n}\ndata \"browserprofile_profiles\" \"all\" {}\n",
-					ExpectError: words(tc.want),
-					PlanOnly:    true,
-				}},
-			})
+			expectInvalid(t, "provider \"browserprofile\" {\n  "+tc.block+"\n}\ndata \"browserprofile_profiles\" \"all\" {}\n", words(tc.want))
 		})
 	}
 }
@@ -193,6 +186,16 @@ func expectError(t *testing.T, config string, want *regexp.Regexp) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6,
 		Steps:                    []resource.TestStep{{Config: config, ExpectError: want}},
+	})
+}
+
+// expectInvalid plans config with no service behind it, and expects the
+// error matching want that validation gives offline.
+func expectInvalid(t *testing.T, config string, want *regexp.Regexp) {
+	t.Helper()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6,
+		Steps:                    []resource.TestStep{{Config: config, ExpectError: want, PlanOnly: true}},
 	})
 }
 

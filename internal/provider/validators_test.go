@@ -3,8 +3,6 @@ package provider
 import (
 	"regexp"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
 // headers may not set what the provider sends itself, nor what cannot be
@@ -17,11 +15,7 @@ func TestAccProvider_headersRefusedOffline(t *testing.T) {
 		`headers = { X-Gw = "a\nb" }`:             `holds a line break`,
 	} {
 		t.Run(want, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6, Steps: []resource.TestStep{{
-				Config:      "provider \"browserprofile\" {\n  " + config + "\n}\n" + `data "browserprofile_profiles" "all" {}`,
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(want),
-			}}})
+			expectInvalid(t, "provider \"browserprofile\" {\n  "+config+"\n}\n"+`data "browserprofile_profiles" "all" {}`, regexp.MustCompile(want))
 		})
 	}
 }
@@ -36,11 +30,7 @@ func TestAccProvider_userAgentRefusedOffline(t *testing.T) {
 		`user_agent = [""]`:                    `visible ASCII characters`,
 	} {
 		t.Run(config, func(t *testing.T) {
-			resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6, Steps: []resource.TestStep{{
-				Config:      "provider \"browserprofile\" {\n  " + config + "\n}\n" + `data "browserprofile_profiles" "all" {}`,
-				PlanOnly:    true,
-				ExpectError: words("user_agent", want),
-			}}})
+			expectInvalid(t, "provider \"browserprofile\" {\n  "+config+"\n}\n"+`data "browserprofile_profiles" "all" {}`, words("user_agent", want))
 		})
 	}
 }
