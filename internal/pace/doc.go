@@ -100,7 +100,13 @@
 // check, at most LivenessEvery apart. The waiters of one process take turns
 // at asking, but for those that find its round trip under way, which ask in
 // the next; they ask again within SharedPoll, as another process's answer
-// wakes none of them.
+// wakes none of them. The members so held by the pace take turns too: the
+// state keeps when each began to wait, and each asks again within
+// SharedPoll of its turn, the next token's time and a token for each
+// member that began before it. So one member, not every one, asks for each
+// token, and a fleet's round trips to the store grow with its requests,
+// not with its members; a token whose member comes late is taken by
+// whoever asks first, and a member gone is skipped once it is dropped.
 //
 // The store bounds its wait for its lock: a step it cannot take in time
 // (ErrBusy), or whose context ends first, runs on the process's own copy of

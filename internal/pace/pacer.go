@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -64,7 +65,10 @@ type Pacer struct {
 	// lead is how long before its token the pace may let a request go:
 	// while shared, the last round trip to the store, which the request
 	// waits for anyway (share.go); 0 otherwise.
-	lead   time.Duration
+	lead time.Duration
+	// ahead is how long the members waiting for the pace before this one
+	// take, a token each, as the last ask found them: 0 but while shared.
+	ahead  time.Duration
 	events []Event // the model's changes since Events last took them
 	model
 }
@@ -248,12 +252,14 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 			// the longest wait, which bounds every other wait too.
 			poll = min(poll, p.maxWait)
 		} else if deadline, ok := ctx.Deadline(); ok && since.Add(wait).After(deadline) {
+			p.leaveTurn()
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
 		case <-p.clock.After(poll):
 		case <-changed:
 		case <-ctx.Done():
+			p.leaveTurn()
 			return Ticket{}, ctx.Err()
 		}
 		count(hold)
@@ -284,7 +290,10 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 		p.grown += now.Sub(p.polled)
 		p.setPace(now)
 	}
-	p.polled, p.held = now, false
+	p.polled, p.held, p.ahead = now, false, 0
+	// A member waits its turn only while the pace holds it (turnsAhead).
+	waiting := p.own.Waiting
+	p.own.Waiting = time.Time{}
 	switch {
 	case p.inFlightLimit > 0 && p.inFlight >= p.inFlightLimit, p.maxConcurrent > 0 && p.own.InFlight >= p.maxConcurrent:
 		return Ticket{}, untilAnswered, HoldInFlight
@@ -300,7 +309,9 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 		wait := nanos(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
 		if wait > p.lead {
 			p.held = p.modelHolds()
-			return Ticket{}, wait, HoldPace
+			p.own.Waiting = cmp.Or(waiting, now)
+			p.ahead = p.turnsAhead()
+			return Ticket{}, wait + p.ahead, HoldPace
 		}
 		at = now.Add(wait)
 	}

@@ -20,9 +20,9 @@ const (
 	// LivenessEvery is how often the members with requests in flight are
 	// checked for a process that ended without a word.
 	LivenessEvery = time.Second
-	// SharedPoll is the longest a shared Pacer's waiter waits before it
-	// asks again: another process's answer may let it go, and only its
-	// own process's answers wake it.
+	// SharedPoll is the longest a shared Pacer's waiter waits past its
+	// turn (turnsAhead) before it asks again: another process's answer
+	// may let it go, and only its own process's answers wake it.
 	SharedPoll = 50 * time.Millisecond
 )
 
@@ -30,7 +30,7 @@ const (
 // version's state under a name of its own, so that provider versions side
 // by side each share among themselves (internal/paceshare). Change it with
 // the encoding (state.go): its golden test says when.
-const StateFormat = "8"
+const StateFormat = "9"
 
 // ErrBusy is what a Shared store's Update returns (wrapped) when other
 // Pacers kept it from its step for its bounded time (holding its lock, or
@@ -86,10 +86,12 @@ type sharing struct {
 }
 
 // counts are one member's requests let go: not yet released, not yet
-// answered.
+// answered; and when its waiter held by the pace began to wait (zero for
+// none), which orders the members' turns.
 type counts struct {
 	InFlight   int
 	Unanswered int
+	Waiting    time.Time
 }
 
 // Share makes p pace as one with every Pacer sharing store, from its next
@@ -115,13 +117,45 @@ func (p *Pacer) Alone() error {
 // saved. p.mu is held.
 func (p *Pacer) sharing() bool { return p.shared != nil && p.shared.saved }
 
-// pollAfter is how long a waiter waits before asking again: wait, or
-// SharedPoll at most while shared. p.mu is held.
+// pollAfter is how long a waiter waits before asking again: wait, or,
+// while shared, SharedPoll at most past the turns of the members ahead of
+// it. p.mu is held.
 func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
 	if p.shared != nil && p.shared.ended == nil {
-		return min(wait, SharedPoll)
+		return min(wait, p.ahead+SharedPoll)
 	}
 	return wait
+}
+
+// leaveTurn: a waiter gave up, and this process no longer waits for the
+// pace until its next ask; the members behind it move up.
+func (p *Pacer) leaveTurn() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shared != nil && !p.own.Waiting.IsZero() {
+		p.step(context.Background(), p.clock.Now(), false, func(time.Time) { p.own.Waiting = time.Time{} })
+	}
+}
+
+// turnsAhead is how long the members that began to wait for the pace
+// before this one take at the pace, a token each: the members' turns
+// (package doc). Those that began at the same time go in their names'
+// order. p.mu is held.
+func (p *Pacer) turnsAhead() time.Duration {
+	if p.shared == nil {
+		return 0
+	}
+	mine, n := p.own.Waiting, 0
+	for name, c := range p.shared.peers {
+		if !c.Waiting.IsZero() && (c.Waiting.Before(mine) || c.Waiting.Equal(mine) && name < p.shared.member) {
+			n++
+		}
+	}
+	l := float64(p.pace.Limit())
+	if n == 0 || l <= 0 || math.IsInf(l, 1) { // no pace to take turns at
+		return 0
+	}
+	return time.Duration(min(float64(n)/l, p.maxWait.Seconds()) * float64(time.Second))
 }
 
 // step runs op, one of the model's steps, on p's own model at now when not

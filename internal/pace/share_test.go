@@ -22,6 +22,7 @@ type memStore struct {
 	gone   map[string]bool // members whose process ended
 	fail   error           // every Update fails with it, when set
 	healed error           // the next Update, once saved, says it healed the state
+	steps  int             // the Updates asked for
 }
 
 // member is one Pacer's view of a memStore.
@@ -36,6 +37,7 @@ func (s *memStore) member(name string) member { return member{s, name} }
 var bg = context.Background()
 
 func (m member) Update(_ context.Context, f func([]byte) ([]byte, error)) error {
+	m.steps++
 	if m.fail != nil {
 		return m.fail
 	}
@@ -197,6 +199,40 @@ func TestShare_fleetPacesAsOne(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestShare_stepsDoNotGrowWithTheFleet: a fleet's members waiting for the
+// pace take turns, so the store's steps per request stay as few at 256
+// members as at 16, and the slowest plan within the fleets' target.
+func TestShare_stepsDoNotGrowWithTheFleet(t *testing.T) {
+	t.Parallel()
+	for _, k := range []int{16, 64, 256} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			t.Parallel()
+			store := &memStore{}
+			n := 0
+			plans := simulateFleet(1, k, fleetReads, silent{newBucket(50, 10)}, quiet.net, 2*time.Second, func(c Clock) *Pacer {
+				p := defaultPacer(c)
+				p.Share(store.member(fmt.Sprint(n)))
+				n++
+				return p
+			}, 0)
+			var took time.Duration
+			requests, refused := 0, 0
+			for _, pl := range plans {
+				took = max(took, pl.took)
+				requests += pl.requests
+				refused += pl.refused
+			}
+			ratio := float64(took) / float64(perSecond(50, float64(k*(fleetReads+1))))
+			steps := float64(store.steps) / float64(requests)
+			t.Logf("K = %d: slowest %.3fx, %.2f%% refused, %.1f steps a request", k, ratio, 100*float64(refused)/float64(requests), steps)
+			// Each member polling within SharedPoll took 12, 40 and 143.
+			if steps > 8 || ratio > 1.3 {
+				t.Errorf("%.1f steps a request, slowest %.3fx: want at most 8, and 1.3x", steps, ratio)
+			}
+		})
 	}
 }
 
@@ -694,8 +730,11 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, wait, ok := b.askOK(bg, clock.Now()); ok || wait <= 0 || wait > token {
-		t.Fatalf("b went %v, or waits %v, beside the tokens a spent ahead: want to wait the next one's time", ok, wait)
+	// a's fourth waits for the pace since before b: b's turn is the token
+	// after the next.
+	gap := time.Duration(float64(time.Second) / float64(a.pace.Limit()))
+	if _, wait, ok := b.askOK(bg, clock.Now()); ok || wait <= gap || wait > token+gap {
+		t.Fatalf("b went %v, or waits %v, beside the tokens a spent ahead and a's waiter: want to wait the next one's time and a turn", ok, wait)
 	}
 
 	a.Done(last, Answer{Refused: true})

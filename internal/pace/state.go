@@ -32,7 +32,9 @@ func encodeState(st *state) []byte {
 	for _, name := range slices.Sorted(maps.Keys(st.members)) {
 		e.int(int64(len(name)))
 		e.b = append(e.b, name...)
-		e.int(int64(st.members[name].InFlight), int64(st.members[name].Unanswered))
+		c := st.members[name]
+		e.int(int64(c.InFlight), int64(c.Unanswered))
+		e.time(c.Waiting)
 	}
 	e.float(st.pace.limit, st.pace.tokens)
 	e.time(st.pace.at)
@@ -64,7 +66,7 @@ func decodeState(b []byte) (state, error) {
 	st.members = map[string]counts{}
 	for n := d.count(); n > 0 && d.err == nil; n-- {
 		name := string(d.bytes(d.count()))
-		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int())}
+		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int()), Waiting: d.time()}
 	}
 	st.pace.limit, st.pace.tokens, st.pace.at = d.float(), d.float(), d.time()
 	m.refused, m.cutTo = d.float(), d.float()

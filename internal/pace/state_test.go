@@ -12,7 +12,7 @@ import (
 // own (every bool true), so that a field the encoding forgets, or two it
 // swaps, cannot round-trip.
 func filled() state {
-	st := state{members: map[string]counts{"ab12": {3, 2}, "cd34": {1, 0}}}
+	st := state{members: map[string]counts{"ab12": {3, 2, time.Unix(1_800_000_000, 5)}, "cd34": {1, 0, time.Time{}}}}
 	n := int64(0)
 	fill(reflect.ValueOf(&st.pace).Elem(), &n)
 	fill(reflect.ValueOf(&st.model).Elem(), &n)
@@ -78,6 +78,7 @@ func TestState_roundTripsEveryField(t *testing.T) {
 // never read each other's states.
 var golden = map[string]string{
 	"8": "425050414345388ad097d1d29df1fa310408616231320604086364333402000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
+	"9": "425050414345398ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
 }
 
 func TestState_goldenEncoding(t *testing.T) {
