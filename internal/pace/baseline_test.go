@@ -169,6 +169,7 @@ func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(t
 
 func (a *adaptive) sharesPace() bool                           { return false }
 func (a *adaptive) pollAfter(wait time.Duration) time.Duration { return wait }
+func (a *adaptive) answersWake() bool                          { return true }
 func (a *adaptive) Release(Ticket)                             { a.inFlight-- }
 
 func (a *adaptive) askOK(_ context.Context, now time.Time) (Ticket, time.Duration, bool) {

@@ -103,10 +103,12 @@
 // wakes none of them. The members so held by the pace take turns too: the
 // state keeps when each began to wait, and each asks again within
 // SharedPoll of its turn, the next token's time and a token for each
-// member that began before it. So one member, not every one, asks for each
-// token, and a fleet's round trips to the store grow with its requests,
-// not with its members; a token whose member comes late is taken by
-// whoever asks first, and a member gone is skipped once it is dropped.
+// member that began before it; its process's answers do not wake it, as
+// an answer never brings a token sooner. So one member, not every one,
+// asks for each token, and a fleet's round trips to the store grow with
+// its requests, not with its members; a token whose member comes late is
+// taken by whoever asks first, a waiter that gives up leaves its turn, and
+// a member gone is skipped once it is dropped.
 //
 // The store bounds its wait for its lock: a step it cannot take in time
 // (ErrBusy), or whose context ends first, runs on the process's own copy of

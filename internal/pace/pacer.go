@@ -245,7 +245,10 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 			return t, nil
 		}
 		p.mu.Lock()
-		poll := p.pollAfter(wait)
+		poll, woken := p.pollAfter(wait), changed
+		if !p.answersWake() {
+			woken = nil
+		}
 		p.mu.Unlock()
 		if wait == untilAnswered {
 			// An answer wakes it (changed); it also asks again after
@@ -257,7 +260,7 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		}
 		select {
 		case <-p.clock.After(poll):
-		case <-changed:
+		case <-woken:
 		case <-ctx.Done():
 			p.leaveTurn()
 			return Ticket{}, ctx.Err()

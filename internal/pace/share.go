@@ -127,6 +127,11 @@ func (p *Pacer) pollAfter(wait time.Duration) time.Duration {
 	return wait
 }
 
+// answersWake tells whether an answer of this process wakes the waiter
+// the last ask held: not one waiting for its turn behind other members,
+// as an answer never brings the pace's tokens sooner. p.mu is held.
+func (p *Pacer) answersWake() bool { return p.ahead == 0 }
+
 // leaveTurn: a waiter gave up, and this process no longer waits for the
 // pace until its next ask; the members behind it move up.
 func (p *Pacer) leaveTurn() {

@@ -193,6 +193,7 @@ type simPacer interface {
 	Done(Ticket, Answer)
 	Release(Ticket)
 	pollAfter(time.Duration) time.Duration
+	answersWake() bool
 	sharesPace() bool
 }
 
@@ -354,8 +355,13 @@ func (s *sim) attempt(w *walker, done func()) {
 		t, wait, ok = pl.pacer.askOK(context.Background(), s.now)
 		if !ok {
 			pl.asker = w
+			wait = pl.pacer.pollAfter(wait)
+			if !pl.pacer.answersWake() {
+				s.after(wait, func() { s.attempt(w, done) })
+				return
+			}
 			again := s.wait(w, func() { s.attempt(w, done) })
-			if wait = pl.pacer.pollAfter(wait); wait != untilAnswered {
+			if wait != untilAnswered {
 				s.after(wait, again)
 			}
 			return
