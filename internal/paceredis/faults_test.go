@@ -222,7 +222,7 @@ func TestStore_faultsThatNeverPass(t *testing.T) {
 			return s.url(withUser, ""), s.roots
 		}},
 		{"a server that is not a Redis", "answered as no Redis does", func(t *testing.T) (string, *x509.CertPool) {
-			return "redis://" + notRedis(t, "*2\r\n:1\r\n$1\r\n1\r\n"), nil // saved, without the members
+			return "redis://" + notRedis(t, "*3\r\n:1\r\n$1\r\n1\r\n$1\r\nx\r\n"), nil // saved, and a word too many
 		}},
 		{"a server that answers nothing", "answered as no Redis does", func(t *testing.T) (string, *x509.CertPool) {
 			return "redis://" + notRedis(t, "*0\r\n"), nil

@@ -14,7 +14,10 @@
 //   - NAME:live, the members' liveness: a sorted set of each member's name
 //     and the time, by Redis's clock, when it goes silent (Silent after its
 //     last step or heartbeat, written every Heartbeat). A member missing
-//     from it no longer counts (pace.Shared's Gone).
+//     from it no longer counts (pace.Shared's Gone). Steps renew it but
+//     do not read it: Gone asks only of members this process holds no
+//     word of that is still fresh, so no step carries bytes that grow
+//     with the members but the state's own counts.
 //
 // A step takes no lock: it runs on the state as this member last saw it,
 // and one script saves what the step made only if no member saved since
@@ -22,7 +25,11 @@
 // on which the step runs again. So a step is one round trip while this
 // member is the last to save, and no member ever waits for another that
 // stalls halfway through a step; steps that keep finding the state saved
-// since for StepWait are pace.ErrBusy.
+// since for StepWait are pace.ErrBusy. A save refused twice in a row waits
+// a random time before the next, up to a millisecond doubled at each
+// refusal (at most 32 ms): members that all try again at once mostly find
+// the state saved since by one of them, each attempt a round trip, and
+// spread out, one after another gets through.
 //
 // No step waits on Redis for longer than StepWait: dialling and every
 // command included. A Redis that does not answer in time, refuses a
@@ -58,8 +65,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -97,33 +104,23 @@ const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zrange +zrem +
 
 // saveIf saves the state ARGV[3] (KEYS[1]) as the next version (KEYS[2])
 // if the version is still ARGV[2] ("" to only read), and renews member
-// ARGV[1]'s liveness (KEYS[3]). It returns {1, the new version, the live
-// members} when it saved, and {0, the version, the state ("" for none),
-// the live members} when it did not.
+// ARGV[1]'s liveness (KEYS[3]). It returns {1, the new version} when it
+// saved, and {0, the version, the state ("" for none)} when it did not.
+// Nothing in it grows with the members but the state's own counts.
 var saveIf = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
-local live = redis.call('ZRANGE', KEYS[3], 0, -1)
 local version = redis.call('GET', KEYS[2]) or '0'
 if ARGV[2] == version then
   version = redis.call('INCR', KEYS[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[5])
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[5])
-  return {1, tostring(version), live}
+  return {1, tostring(version)}
 end
-return {0, version, redis.call('GET', KEYS[1]) or '', live}
-`)
-
-// beat renews member ARGV[1]'s liveness.
-var beat = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
+return {0, version, redis.call('GET', KEYS[1]) or ''}
 `)
 
 // Store is one process's view of a state shared in Redis (pace.Shared).
@@ -134,15 +131,19 @@ type Store struct {
 	member string
 	now    func() time.Time
 
-	mu       sync.Mutex
-	version  string          // the version of the state last seen; "" before the first step
-	state    []byte          // and that state (nil for none)
-	live     map[string]bool // the live members, as Redis last told
-	renewed  time.Time       // when a step last renewed this member's liveness
-	awayTil  time.Time       // Redis is not asked until then
-	awayFor  time.Duration   // the last wait, doubled at each failure in a row
-	awayWhy  error           // the failure that began it
-	fault    *Fault          // the last failure that will not pass on its own, until a step passes
+	mu      sync.Mutex
+	version string          // the version of the state last seen; "" before the first step
+	state   []byte          // and that state (nil for none)
+	step    context.Context // the step under way's, for Gone
+	// liveTil is when, by this process's clock, each member Redis last
+	// told of goes silent unless it speaks again: one that has not yet
+	// is live without asking.
+	liveTil  map[string]time.Time
+	renewed  time.Time     // when a step last renewed this member's liveness
+	awayTil  time.Time     // Redis is not asked until then
+	awayFor  time.Duration // the last wait, doubled at each failure in a row
+	awayWhy  error         // the failure that began it
+	fault    *Fault        // the last failure that will not pass on its own, until a step passes
 	stop     chan struct{}
 	stopped  sync.WaitGroup
 	closeOne sync.Once
@@ -243,17 +244,19 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, StepWait)
 	defer cancel()
+	s.step = ctx
+	defer func() { s.step = nil }()
 	if s.version == "" {
 		if err := s.run(ctx, "", nil, false); err != nil && !errors.Is(err, errStale) {
 			return err
 		}
 	}
-	for retried := false; ; retried = true {
+	for tries := 0; ; tries++ {
 		next, err := f(s.state)
 		if err != nil {
 			return err
 		}
-		switch err := s.run(ctx, s.version, next, retried); {
+		switch err := s.run(ctx, s.version, next, tries > 0); {
 		case err == nil:
 			s.awayFor, s.fault = 0, nil
 			return nil
@@ -261,6 +264,17 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 			return err
 		case spent(ctx):
 			return errBusy
+		}
+		if tries > 0 {
+			backoff := time.Duration(mrand.Int64N(int64(min(time.Millisecond<<(tries-1), 32*time.Millisecond)) + 1))
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				if errors.Is(ctx.Err(), context.Canceled) {
+					return ctx.Err() // the step's caller gave up, as in run
+				}
+				return errBusy
+			}
 		}
 	}
 }
@@ -272,8 +286,8 @@ var errStale = errors.New("saved since")
 var errBusy = fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
 
 // run saves next if the state is still at version, or takes up the state
-// saved since (errStale), and notes the live members either way. Time that
-// runs out once the step retried is others saving first, not Redis away.
+// saved since (errStale). Time that runs out once the step retried is
+// others saving first, not Redis away.
 func (s *Store) run(ctx context.Context, version string, next []byte, retried bool) error {
 	res, err := saveIf.Run(ctx, s.rdb, s.keys, s.member, version, next, Silent.Milliseconds(), KeepUnused.Milliseconds()).Slice()
 	switch {
@@ -288,18 +302,11 @@ func (s *Store) run(ctx context.Context, version string, next []byte, retried bo
 	if len(res) > 0 {
 		saved, _ = res[0].(int64)
 	}
-	if saved == 1 && len(res) != 3 || saved != 1 && len(res) != 4 {
+	if saved == 1 && len(res) != 2 || saved != 1 && len(res) != 3 {
 		return s.fail(&shapeError{})
 	}
 	s.renewed = s.now()
 	v, _ := res[1].(string)
-	members, _ := res[len(res)-1].([]any)
-	s.live = make(map[string]bool, len(members))
-	for _, m := range members {
-		if name, ok := m.(string); ok {
-			s.live[name] = true
-		}
-	}
 	if saved == 1 {
 		s.version, s.state = v, next
 		return nil
@@ -340,57 +347,6 @@ func (s *Store) fail(err error) error {
 	s.awayTil = s.now().Add(s.awayFor)
 	s.awayWhy = fmt.Errorf("failed (%w): pacing alone for %s", err, s.awayFor)
 	return fmt.Errorf("%w: Redis at %s %v", pace.ErrAway, s.where, s.awayWhy)
-}
-
-// Gone tells which of members no longer count: not among the live members
-// Redis last told of, at this step or the one before.
-func (s *Store) Gone(members []string) []string {
-	var gone []string
-	for _, m := range members {
-		if m != s.member && !s.live[m] {
-			gone = append(gone, m)
-		}
-	}
-	return slices.Clip(gone)
-}
-
-// heartbeat renews this member's liveness every Heartbeat (beatIfQuiet),
-// until Close.
-func (s *Store) heartbeat() {
-	defer s.stopped.Done()
-	tick := time.NewTicker(Heartbeat)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-tick.C:
-			s.beatIfQuiet()
-		}
-	}
-}
-
-// beatIfQuiet renews this member's liveness unless a step did within
-// Heartbeat or Redis is left alone; a failure leaves Redis alone as a
-// step's does. It holds no step up while Redis answers it. Only a step's
-// success clears a Fault: the heartbeat uses fewer commands.
-func (s *Store) beatIfQuiet() {
-	s.mu.Lock()
-	quiet := s.away() == nil && s.now().Sub(s.renewed) >= Heartbeat
-	s.mu.Unlock()
-	if !quiet {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), StepWait)
-	err := beat.Run(ctx, s.rdb, s.keys[2:], Silent.Milliseconds(), s.member, KeepUnused.Milliseconds()).Err()
-	cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil {
-		s.renewed = s.now()
-	} else if s.away() == nil {
-		_ = s.fail(err)
-	}
 }
 
 // Close leaves the state: the heartbeat stops, this member leaves the live
