@@ -266,7 +266,9 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 			return errBusy
 		}
 		if tries > 0 {
-			backoff := time.Duration(mrand.Int64N(int64(min(time.Millisecond<<(tries-1), 32*time.Millisecond)) + 1))
+			// The shift is capped before it can overflow into a bound
+			// Int64N refuses: 1 ms << 5 is the 32 ms cap.
+			backoff := time.Duration(mrand.Int64N(int64(time.Millisecond<<min(tries-1, 5)) + 1))
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
