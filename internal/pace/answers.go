@@ -149,12 +149,17 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	if !t.beforeToken {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
+	from, start := float64(p.pace.Limit()), p.doubling
 	if p.heard == reopened {
-		if n := p.acceptedRate(now); n > 0 {
+		switch n := p.acceptedRate(now); {
+		case math.IsInf(n, 1):
+			// No second has passed to measure: what went is no measure
+			// either, as the shut-out held it back.
+			measured, what = from, "the pace: less than a second has passed to measure what the service accepted"
+		case n > 0:
 			measured, what = n, "the rate the service accepted over the last second"
 		}
 	}
-	from, start := float64(p.pace.Limit()), p.doubling
 	p.refused = min(from, measured)
 	p.cutTo = Backoff * p.refused
 	if p.heard == reopened {

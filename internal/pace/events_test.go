@@ -53,6 +53,39 @@ func TestPacer_eventsRetellTheModel(t *testing.T) {
 	}
 }
 
+// TestPacer_aCutTellsARateItMeasured: a cut after probing, within the
+// first second, when nothing accepted over a second can be measured yet,
+// says it measured the pace, not a rate of no bound.
+func TestPacer_aCutTellsARateItMeasured(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	p := New(clock, 8, 0, time.Minute)
+	for _, a := range []Answer{{Refused: true}, {Refused: true}, {}, {Refused: true}} { // cut, probe, accepted, cut
+		tk, wait, ok := p.reserveOK(clock.now)
+		for !ok && clock.now.Sub(time.Unix(1_800_000_000, 0)) < time.Second {
+			clock.now = clock.now.Add(wait)
+			tk, wait, ok = p.reserveOK(clock.now)
+		}
+		if !ok {
+			t.Fatalf("a request did not go within the first second")
+		}
+		p.Done(tk, a)
+		p.Release(tk)
+	}
+	var cuts []map[string]any
+	for _, e := range p.Events() {
+		if strings.Contains(e.Message, "the pace was cut") {
+			cuts = append(cuts, e.Fields)
+		}
+	}
+	if len(cuts) != 2 {
+		t.Fatalf("%d cuts: want 2", len(cuts))
+	}
+	m := cuts[1]
+	if what, _ := m["measured"].(string); m["measured_per_second"] != m["from_per_second"] || !strings.HasPrefix(what, "the pace") {
+		t.Errorf("the cut after probing says %v: want the pace measured", m)
+	}
+}
+
 // TestPacer_waitedSaysWhatHeldARequest: Wait's ticket counts its wait under
 // what held it: the pace's token, a pause.
 func TestPacer_waitedSaysWhatHeldARequest(t *testing.T) {
