@@ -43,7 +43,7 @@ return 1
 // failure tells none gone; a later check asks again.
 func (s *Store) Gone(members []string) []string {
 	now := s.now()
-	var ask []any
+	var ask []string
 	for _, m := range members {
 		if m != s.member && !s.liveTil[m].After(now) {
 			ask = append(ask, m)
@@ -52,13 +52,17 @@ func (s *Store) Gone(members []string) []string {
 	if len(ask) == 0 {
 		return nil
 	}
+	args := make([]any, len(ask))
+	for i, m := range ask {
+		args[i] = m
+	}
 	ctx := s.step
 	if ctx == nil {
 		c, cancel := context.WithTimeout(context.Background(), StepWait)
 		defer cancel()
 		ctx = c
 	}
-	left, err := silentIn.Run(ctx, s.rdb, s.keys[2:], ask...).Int64Slice()
+	left, err := silentIn.Run(ctx, s.rdb, s.keys[2:], args...).Int64Slice()
 	if err != nil || len(left) != len(ask) {
 		return nil
 	}
@@ -68,13 +72,12 @@ func (s *Store) Gone(members []string) []string {
 	maps.DeleteFunc(s.liveTil, func(_ string, til time.Time) bool { return !til.After(now) })
 	var gone []string
 	for i, m := range ask {
-		name, _ := m.(string)
 		if left[i] <= 0 {
-			gone = append(gone, name)
-			delete(s.liveTil, name)
+			gone = append(gone, m)
+			delete(s.liveTil, m)
 			continue
 		}
-		s.liveTil[name] = now.Add(time.Duration(left[i]) * time.Millisecond)
+		s.liveTil[m] = now.Add(time.Duration(left[i]) * time.Millisecond)
 	}
 	return gone
 }
