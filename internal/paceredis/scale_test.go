@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +30,10 @@ import (
 // walkers, 20 to 150 ms between reads) to one limiter of 50 a second
 // (burst 10) in the process. Some 2,000 reads a fleet. For each K it
 // prints the slowest member against the ideal (every read at 50 a second),
-// the share refused, the steps (round trips to Redis) per request and
-// those that ended busy or away, and Redis's commands (those its scripts
-// run included), bytes and CPU per request and the memory it holds. A
+// the share refused, the steps (round trips to Redis) per request, by
+// script, and those that ended busy or away, Redis's commands (those its
+// scripts run included), bytes and CPU per request and the memory it
+// holds, and the CPU the fleet's own process kept busy. A
 // measurement, not a target: it runs only with PACE_SCALE=1 (K from
 // PACE_SCALE_K, default 16,64,256), some minutes.
 func TestScale_membersThroughOneRedis(t *testing.T) {
@@ -49,8 +52,8 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| K | Redis | slowest | refused | steps / request | busy steps | away steps | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| K | Redis | slowest | refused | steps / request | of them: saved, stale, liveness, heartbeats | busy steps | away steps | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory | fleet's CPU, cores |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, network := range []struct {
 		name   string
 		oneWay time.Duration
@@ -62,8 +65,9 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 				addr = daemons.Distant(t, addr, network.oneWay)
 			}
 			r := runFleet(t, k, "redis://"+addr, d.Addr)
-			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %.1f | %.2f%% | %.2f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB |\n",
-				k, network.name, r.slowest, r.refused, r.steps, r.busy, r.away, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB)
+			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %.1f | %.1f, %.1f, %.1f, %.1f | %.2f%% | %.2f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB | %.2f of %d |\n",
+				k, network.name, r.slowest, r.refused, r.steps, r.saved, r.stale, r.liveness, r.beats, r.busy, r.away, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB,
+				r.cores, runtime.GOMAXPROCS(0))
 		}
 	}
 	t.Log("\n" + b.String())
@@ -72,6 +76,23 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 // fleetFigures are one fleet's.
 type fleetFigures struct {
 	slowest, refused, steps, busy, away, commands, bytes, cpuPerRequest, cpuShare, memoryMB float64
+	// The steps per request by script: saves of the state, saves refused
+	// as others saved since (each then tried again), liveness asked of
+	// members (Gone), and heartbeats.
+	saved, stale, liveness, beats float64
+	// cores is the CPU the fleet's process kept busy: near all of them,
+	// its steps queue for a CPU between loading the state and saving it,
+	// and more of them find it saved since, which a fleet of machines
+	// would not.
+	cores float64
+}
+
+// busyCPU is the CPU time this process has used, as the Go runtime
+// estimates it.
+func busyCPU() float64 {
+	m := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(m)
+	return m[0].Value.Float64() - m[1].Value.Float64()
 }
 
 // runFleet runs k members through the Redis at raw (admin: its own
@@ -90,14 +111,16 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 	// a CPU of its own: here the K derivations would crowd two cores for
 	// seconds as the fleet starts, so they are done before it does.
 	stores := make([]*Store, k)
+	var scripts scriptCounts
 	for m := range stores {
 		s, err := Open(raw, nil, pace.StateFormat, base, token)
 		if err != nil {
 			t.Fatal(err)
 		}
+		s.rdb.AddHook(&scripts)
 		stores[m] = s
 	}
-	start := time.Now()
+	start, cpuStart := time.Now(), busyCPU()
 	var wg sync.WaitGroup
 	for m := range k {
 		wg.Go(func() {
@@ -152,7 +175,7 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 		})
 	}
 	wg.Wait()
-	wall := time.Since(start)
+	wall, cpuUsed := time.Since(start), busyCPU()-cpuStart
 	after := info(t, rdb)
 	n := float64(requests.Load())
 	steps := after["cmdstat_evalsha"] - before["cmdstat_evalsha"]
@@ -169,6 +192,48 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 		cpuPerRequest: cpu / n * 1e6,
 		cpuShare:      100 * cpu / wall.Seconds(),
 		memoryMB:      after["used_memory"] / (1 << 20),
+		cores:         cpuUsed / wall.Seconds(),
+		saved:         float64(scripts.saved.Load()) / n,
+		stale:         float64(scripts.stale.Load()) / n,
+		liveness:      float64(scripts.liveness.Load()) / n,
+		beats:         float64(scripts.beats.Load()) / n,
+	}
+}
+
+// scriptCounts counts a fleet's scripts as its stores run them: a
+// redis.Hook.
+type scriptCounts struct{ saved, stale, liveness, beats atomic.Int64 }
+
+func (c *scriptCounts) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *scriptCounts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (c *scriptCounts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if err != nil || len(args) < 2 || !strings.EqualFold(cmd.Name(), "evalsha") {
+			return err
+		}
+		switch args[1] {
+		case saveIf.Hash():
+			var res []any
+			if rc, ok := cmd.(*redis.Cmd); ok {
+				res, _ = rc.Slice()
+			}
+			if len(res) > 0 && res[0] == int64(1) {
+				c.saved.Add(1)
+			} else {
+				c.stale.Add(1)
+			}
+		case silentIn.Hash():
+			c.liveness.Add(1)
+		case beat.Hash():
+			c.beats.Add(1)
+		}
+		return err
 	}
 }
 
