@@ -381,7 +381,8 @@ func (s *sim) attempt(w *walker, done func()) {
 		pl.busy++
 	}
 	pl.requests++
-	s.after(s.oneWay(), func() {
+	// A request let go before its token goes at its token's time (Wait).
+	s.after(max(t.sent.Sub(s.now), 0)+s.oneWay(), func() {
 		ok, wait, quota, delay := true, time.Duration(0), http.Header(nil), time.Duration(0)
 		if q, isQueue := s.lim.(*queued); isQueue {
 			ok, delay = q.admitAfter(s.now)
