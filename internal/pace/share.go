@@ -160,7 +160,7 @@ func (p *Pacer) turnsAhead() time.Duration {
 	if n == 0 || l <= 0 || math.IsInf(l, 1) { // no pace to take turns at
 		return 0
 	}
-	return time.Duration(min(float64(n)/l, p.maxWait.Seconds()) * float64(time.Second))
+	return nanos(min(float64(n)/l, p.maxWait.Seconds()) * float64(time.Second))
 }
 
 // step runs op, one of the model's steps, on p's own model at now when not
