@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/client"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceshare"
 )
 
 // A default a user can read is stated in the code once; every hand-written
@@ -74,6 +76,7 @@ func statedDefaults() []stated {
 		{guide, "PBKDF2 \\(([\\d,]+) rounds of SHA-256\\)", []string{thousands(paceredis.NameIterations)}},
 		{guide, "every key expires (an hour) after its last use", []string{spoken(paceredis.KeepUnused)}},
 		{guide, "a step that Redis has not answered within (a quarter of a second)", []string{spoken(paceredis.StepWait)}},
+		{guide, "holds no other run's request for more than (a second)", []string{spoken(pace.BusyFor + paceshare.LockWait)}},
 		{guide, "Redis is asked again after (a second), then after twice as long at each failure in a row, up to (thirty seconds)",
 			[]string{spoken(paceredis.Away), spoken(paceredis.AwayMost)}},
 		// The attribute's doc, in the schema (provider.go), as generated.

@@ -17,7 +17,7 @@ import (
 func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.step(context.Background(), p.clock.Now(), false, func(now time.Time) { p.done(t, a, now) })
+	p.step(context.Background(), p.clock.Now(), queuedStep{op: func(now time.Time) { p.done(t, a, now) }})
 	p.wake()
 }
 

@@ -112,11 +112,15 @@
 //
 // The store bounds its wait for its lock: a step it cannot take in time
 // (ErrBusy), or whose context ends first, runs on the process's own copy of
-// the model as last loaded, and the next step shares again; so does one
-// whose store cannot be reached (ErrAway), with the process's own requests
-// alone. A state the
-// store or this format cannot read is replaced by a fresh one, and sharing
-// goes on; an Event tells either. A store that fails otherwise leaves the
+// the model as last loaded, and the next step shares again; but a request
+// does not go on that copy, whose tokens others may have spent: it asks
+// again at its turn as the copy tells it, and not within SharedPoll. A
+// store that runs no step for BusyFor in a row is taken for held by a run
+// that stopped, and requests go on the copy too, till one runs. A step
+// whose store cannot be reached (ErrAway) runs on the copy, with the
+// process's own requests alone. A state the store or this format cannot
+// read is replaced by a fresh one, and sharing goes on; an Event tells
+// either. A store that fails otherwise leaves the
 // Pacer alone with its own requests (Alone says why).
 //
 // The Pacer reports, for the log, and logs nothing itself: each Ticket

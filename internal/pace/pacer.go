@@ -274,12 +274,16 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, hold Hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ranAt := now
-	p.step(ctx, now, true, func(now time.Time) { ranAt = now; t, wait, hold = p.reserve(now) })
+	ranAt, shared := now, false
+	p.step(ctx, now, queuedStep{
+		op:     func(now time.Time) { ranAt = now; t, wait, hold = p.reserve(now) },
+		busy:   func() { ranAt = p.clock.Now(); t, wait, hold = Ticket{}, p.busyWait(ranAt), HoldStore },
+		shared: &shared,
+	})
 	if hold != HoldNone && wait != untilAnswered && p.shared != nil {
 		wait = max(0, wait-p.clock.Now().Sub(ranAt))
 	}
-	t.shared = p.sharing() // as the step's commit, now returned, found the store
+	t.shared = shared
 	return t, wait, hold
 }
 
@@ -308,12 +312,11 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 		return Ticket{}, p.probeAt.Sub(now), HoldProbe
 	}
 	at := now // when it goes
-	if tokens := p.pace.TokensAt(now); tokens < 1 {
-		wait := nanos(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
+	if wait := p.tokenWait(now); wait > 0 {
 		if wait > p.lead {
 			p.held = p.modelHolds()
 			p.own.Waiting = cmp.Or(waiting, now)
-			p.ahead = p.turnsAhead()
+			p.ahead = p.turnsAhead(p.own.Waiting)
 			return Ticket{}, wait + p.ahead, HoldPace
 		}
 		at = now.Add(wait)
@@ -336,6 +339,15 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	}
 	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), at)
 	return t, 0, HoldNone
+}
+
+// tokenWait is how long until the pace's next token.
+func (p *Pacer) tokenWait(now time.Time) time.Duration {
+	tokens := p.pace.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return nanos(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
 }
 
 // setPace sets the pace to the model's rate now, within the ceiling. A
@@ -379,7 +391,7 @@ func (p *Pacer) doublingRate() float64 {
 func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.step(context.Background(), p.clock.Now(), false, func(time.Time) { p.inFlight--; p.own.InFlight-- })
+	p.step(context.Background(), p.clock.Now(), queuedStep{op: func(time.Time) { p.inFlight--; p.own.InFlight-- }})
 	p.wake()
 }
 

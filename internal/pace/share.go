@@ -24,6 +24,13 @@ const (
 	// turn (turnsAhead) before it asks again: another process's answer
 	// may let it go, and only its own process's answers wake it.
 	SharedPoll = 50 * time.Millisecond
+	// BusyFor is how long a run's steps may find the store busy without
+	// running, one after another, before it takes the state for held by a
+	// run that stopped (a lock held under Ctrl-Z), and lets its requests go
+	// at its own pace until a step runs: three steps' bounded waits, so
+	// that with the last one's, a request waits a second at most. Steps
+	// that ran, and found others saving first, say the fleet goes on.
+	BusyFor = 750 * time.Millisecond
 )
 
 // StateFormat is the saved state's format version. A store keeps each
@@ -77,12 +84,21 @@ type sharing struct {
 	peers map[string]counts // the other members with requests let go, as last loaded
 	// The steps waiting for the next commit; committed is closed once it
 	// ran them, and committing is true while a commit is under way.
-	queue      []func(now time.Time)
+	queue      []queuedStep
 	committed  chan struct{}
 	committing bool
-	ended      error // why sharing ended; nil while it lasts
-	away       bool  // the store was away at the last step (ErrAway)
-	saved      bool  // the last commit's steps ran on the shared state, and it was saved
+	ended      error     // why sharing ended; nil while it lasts
+	away       bool      // the store was away at the last step (ErrAway)
+	busySince  time.Time // when steps began to find the store busy without running, one after another; zero since one ran
+}
+
+// queuedStep is a step waiting for a commit. An ask's busy runs in op's
+// place when the store is busy: its request does not go; and its shared
+// is set to whether its commit ran it on the shared state, and saved it.
+type queuedStep struct {
+	op     func(now time.Time)
+	busy   func()
+	shared *bool
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -113,10 +129,6 @@ func (p *Pacer) Alone() error {
 	return p.shared.ended
 }
 
-// sharing tells whether the last step ran on the shared state and was
-// saved. p.mu is held.
-func (p *Pacer) sharing() bool { return p.shared != nil && p.shared.saved }
-
 // pollAfter is how long a waiter waits before asking again: wait, or,
 // while shared, SharedPoll at most past the turns of the members ahead of
 // it. p.mu is held.
@@ -138,19 +150,19 @@ func (p *Pacer) leaveTurn() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shared != nil && !p.own.Waiting.IsZero() {
-		p.step(context.Background(), p.clock.Now(), false, func(time.Time) { p.own.Waiting = time.Time{} })
+		p.step(context.Background(), p.clock.Now(), queuedStep{op: func(time.Time) { p.own.Waiting = time.Time{} }})
 	}
 }
 
 // turnsAhead is how long the members that began to wait for the pace
-// before this one take at the pace, a token each: the members' turns
-// (package doc). Those that began at the same time go in their names'
-// order. p.mu is held.
-func (p *Pacer) turnsAhead() time.Duration {
+// before mine take at the pace, a token each: the members' turns (package
+// doc). Those that began at the same time go in their names' order. p.mu
+// is held.
+func (p *Pacer) turnsAhead(mine time.Time) time.Duration {
 	if p.shared == nil {
 		return 0
 	}
-	mine, n := p.own.Waiting, 0
+	n := 0
 	for name, c := range p.shared.peers {
 		if !c.Waiting.IsZero() && (c.Waiting.Before(mine) || c.Waiting.Equal(mine) && name < p.shared.member) {
 			n++
@@ -170,17 +182,17 @@ func (p *Pacer) turnsAhead() time.Duration {
 // however many are queued, and the steps of one process never wait on each
 // other's round trips. The caller that finds no commit under way commits
 // (the queue, its own step among them); one that finds one returns at once,
-// or, if wait, once the next commit has run its step. p.mu is held, and
-// released while the store answers.
-func (p *Pacer) step(ctx context.Context, now time.Time, wait bool, op func(now time.Time)) {
+// or, for an ask (busy set), once the next commit has run its step or busy.
+// p.mu is held, and released while the store answers.
+func (p *Pacer) step(ctx context.Context, now time.Time, q queuedStep) {
 	s := p.shared
 	if s == nil || s.ended != nil && !s.committing {
-		op(now)
+		q.op(now)
 		return
 	}
-	s.queue = append(s.queue, op)
+	s.queue = append(s.queue, q)
 	if s.committing {
-		if wait {
+		if q.busy != nil {
 			committed := s.committed
 			p.mu.Unlock()
 			<-committed
@@ -207,53 +219,56 @@ func (p *Pacer) step(ctx context.Context, now time.Time, wait bool, op func(now 
 }
 
 // commit runs the queued steps as one step of the store's. A store that is
-// busy (ErrBusy), or a ctx done while it waits, leaves them to run on p's
-// own copy of the model as last loaded, and the next commit shares again.
-// A store that is away (ErrAway) does too, with p's own requests only: an
-// event when it goes away, and one when it is back. Should the store fail
-// otherwise, sharing ends and p goes on alone, with its own requests only.
-// The store may run the steps more than once: only the events of the last
-// run are kept. p.mu is held, and released while the store answers.
+// busy (ErrBusy), or a ctx done while it waits, is busy.go's. A store that
+// is away (ErrAway) leaves every step to run on p's own copy of the model
+// as last loaded, with p's own requests only: an event when it goes away,
+// and one when it is back. Should the store fail otherwise, sharing ends
+// and p goes on alone, with its own requests only. The store may run the
+// steps more than once: only the events of the last run are kept. p.mu is
+// held, and released while the store answers.
 func (p *Pacer) commit(ctx context.Context) {
 	s := p.shared
-	ops, committed := s.queue, s.committed
+	r := commitRun{ops: s.queue, own: p.own, events: len(p.events), began: p.clock.Now()}
+	committed := s.committed
 	s.queue, s.committed = nil, make(chan struct{})
 	defer close(committed)
-	runAll := func(now time.Time) {
-		for _, op := range ops {
-			op(now)
-		}
-	}
 	if s.ended != nil {
-		runAll(p.clock.Now())
+		r.runAll(r.began)
 		return
 	}
-	ran, ranAt, own, events := false, time.Time{}, p.own, len(p.events)
+	var ranAt time.Time
 	p.mu.Unlock()
 	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		now := p.clock.Now()
-		p.own = own // as before the steps: a store may run them again
-		p.events = p.events[:min(events, len(p.events))]
+		p.own = r.own // as before the steps: a store may run them again
+		p.events = p.events[:min(r.events, len(p.events))]
 		p.load(saved, now)
-		runAll(now)
-		ran, ranAt = true, now
+		r.loaded = p.copyOwn(now)
+		r.runAll(now)
+		r.ran, ranAt = true, now
 		return p.save(now), nil
 	})
 	p.mu.Lock()
 	p.lead = 0
-	wasAway := s.away
+	wasAway, now := s.away, p.clock.Now()
 	s.away = errors.Is(err, ErrAway)
-	s.saved = err == nil || ran && errors.Is(err, ErrHealed)
+	for _, q := range r.ops {
+		if q.shared != nil {
+			*q.shared = err == nil || r.ran && errors.Is(err, ErrHealed)
+		}
+	}
+	busy := errors.Is(err, ErrBusy) || err != nil && ctx.Err() != nil
+	s.markBusy(busy, &r)
 	if wasAway && !s.away {
 		p.event("the shared pace's store answers again: pacing with the other runs", nil)
 	}
 	switch {
 	case err == nil:
-		p.lead = min(p.clock.Now().Sub(ranAt), SharedPoll)
+		p.lead = min(now.Sub(ranAt), SharedPoll)
 		return
-	case ran && errors.Is(err, ErrHealed):
+	case r.ran && errors.Is(err, ErrHealed):
 		p.event("the shared pace's state was damaged: started afresh", map[string]any{"reason": err.Error()})
 		return
 	case s.away:
@@ -261,15 +276,35 @@ func (p *Pacer) commit(ctx context.Context) {
 			p.event("the shared pace's store is away: pacing alone until it answers", map[string]any{"reason": err.Error()})
 		}
 		p.countOwn()
-	case errors.Is(err, ErrBusy), ctx.Err() != nil:
-		p.event("the shared pace's store was busy: a step went at this run's own pace", map[string]any{"reason": err.Error()})
+	case busy && p.holdBusy(&r, err, now):
+		return
+	case busy:
+		p.event("the shared pace's store was busy: a step went at this run's own pace",
+			map[string]any{"reason": err.Error(), "busy_for_ms": now.Sub(s.busySince).Milliseconds()})
 	default:
 		s.ended = fmt.Errorf("pacing alone: %w", err)
 		p.event("the shared pace's store failed: pacing alone for the rest of the run", map[string]any{"reason": err.Error()})
 		p.countOwn()
 	}
-	if !ran {
-		runAll(p.clock.Now())
+	if !r.ran {
+		r.runAll(now)
+	}
+}
+
+// commitRun is one commit's steps, and what their run left to undo.
+type commitRun struct {
+	ops    []queuedStep
+	own    counts    // p's own requests before the steps
+	events int       // and how many events p held
+	began  time.Time // when the commit began
+	ran    bool      // the store ran the steps (and may not have saved them)
+	loaded ownCopy   // the shared state, as their last run loaded it
+}
+
+// runAll runs the steps at now.
+func (r *commitRun) runAll(now time.Time) {
+	for _, q := range r.ops {
+		q.op(now)
 	}
 }
 

@@ -21,6 +21,7 @@ type memStore struct {
 	data   []byte
 	gone   map[string]bool // members whose process ended
 	fail   error           // every Update fails with it, when set
+	stale  error           // every Update runs f, saves nothing and fails with it, when set
 	healed error           // the next Update, once saved, says it healed the state
 	steps  int             // the Updates asked for
 }
@@ -44,6 +45,9 @@ func (m member) Update(_ context.Context, f func([]byte) ([]byte, error)) error 
 	b, err := f(m.data)
 	if err != nil {
 		return err
+	}
+	if m.stale != nil {
+		return m.stale
 	}
 	m.data = b
 	healed := m.healed
@@ -470,31 +474,6 @@ func TestShare_aStoreThatHealedGoesOnSharing(t *testing.T) {
 	}
 	if st, err := decodeState(store.data); err != nil || st.members["a"].InFlight != 1 {
 		t.Fatalf("members %+v (%v): want a's request saved", st.members, err)
-	}
-}
-
-// TestShare_aBusyStoreGoesAtItsOwnPace: a step whose store is busy runs on
-// the Pacer's own copy of the model, with a note, and the next step shares
-// again.
-func TestShare_aBusyStoreGoesAtItsOwnPace(t *testing.T) {
-	clock, store, ps := sharedPacers("a")
-	p := ps[0]
-	tk, _, _ := p.askOK(bg, clock.now)
-	p.Done(tk, Answer{})
-	p.Release(tk)
-	store.fail = fmt.Errorf("held by another run: %w", ErrBusy)
-	clock.now = clock.now.Add(time.Second)
-	tk, _, ok := p.askOK(bg, clock.now)
-	if !ok || p.Alone() != nil || p.own.InFlight != 1 {
-		t.Fatalf("went %v, alone %v, own in flight %d: want it to go, still sharing", ok, p.Alone(), p.own.InFlight)
-	}
-	if e := eventSaying(p, "busy"); !strings.Contains(e, ErrBusy.Error()) {
-		t.Fatalf("event %q: want the busy store", e)
-	}
-	store.fail = nil
-	p.Done(tk, Answer{})
-	if st, err := decodeState(store.data); err != nil || st.members["a"] != (counts{InFlight: 1}) {
-		t.Fatalf("members %+v (%v): want a's request, answered and not released, shared again", st.members, err)
 	}
 }
 

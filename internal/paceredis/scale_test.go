@@ -52,8 +52,8 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| K | Redis | slowest | refused | steps / request | of them: saved, stale, liveness, heartbeats | busy steps | away steps | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory | fleet's CPU, cores |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| K | Redis | slowest | refused | steps / request | of them: saved, stale, liveness, heartbeats | busy steps | away steps | let go unshared, refused of them | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory | fleet's CPU, cores |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, network := range []struct {
 		name   string
 		oneWay time.Duration
@@ -65,8 +65,8 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 				addr = daemons.Distant(t, addr, network.oneWay)
 			}
 			r := runFleet(t, k, "redis://"+addr, d.Addr)
-			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %.1f | %.1f, %.1f, %.1f, %.1f | %.2f%% | %.2f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB | %.2f of %d |\n",
-				k, network.name, r.slowest, r.refused, r.steps, r.saved, r.stale, r.liveness, r.beats, r.busy, r.away, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB,
+			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %.1f | %.1f, %.1f, %.1f, %.1f | %.2f%% | %.2f%% | %.1f%%, %.1f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB | %.2f of %d |\n",
+				k, network.name, r.slowest, r.refused, r.steps, r.saved, r.stale, r.liveness, r.beats, r.busy, r.away, r.unshared, r.unsharedRefused, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB,
 				r.cores, runtime.GOMAXPROCS(0))
 		}
 	}
@@ -80,6 +80,10 @@ type fleetFigures struct {
 	// as others saved since (each then tried again), liveness asked of
 	// members (Gone), and heartbeats.
 	saved, stale, liveness, beats float64
+	// unshared is the share of requests let go on the process's own copy
+	// of the model (a step busy or away), and unsharedRefused the share
+	// of those refused.
+	unshared, unsharedRefused float64
 	// cores is the CPU the fleet's process kept busy: near all of them,
 	// its steps queue for a CPU between loading the state and saving it,
 	// and more of them find it saved since, which a fleet of machines
@@ -105,7 +109,7 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 	reads := max(4, 2000/k)
 	var limMu sync.Mutex
 	lim := ratelimit.NewBucket(50, 10)
-	var requests, refused, busy, away atomic.Int64
+	var requests, refused, busy, away, unshared, unsharedRefused atomic.Int64
 	tooks := make([]time.Duration, k)
 	// Each process derives the state's name (NameIterations of PBKDF2) on
 	// a CPU of its own: here the K derivations would crowd two cores for
@@ -149,6 +153,12 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 							if !ok {
 								refused.Add(1)
 							}
+							if !tk.Shared() {
+								unshared.Add(1)
+								if !ok {
+									unsharedRefused.Add(1)
+								}
+							}
 							p.Done(tk, pace.Answer{Refused: !ok})
 							p.Release(tk)
 							for _, e := range p.Events() {
@@ -182,21 +192,23 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 	cpu := after["used_cpu_sys"] + after["used_cpu_user"] - before["used_cpu_sys"] - before["used_cpu_user"]
 	ideal := time.Duration(float64(k*reads) / 50 * float64(time.Second))
 	return fleetFigures{
-		slowest:       float64(slices.Max(tooks)) / float64(ideal),
-		refused:       100 * float64(refused.Load()) / n,
-		steps:         steps / n,
-		busy:          100 * float64(busy.Load()) / max(steps, 1),
-		away:          100 * float64(away.Load()) / max(steps, 1),
-		commands:      (after["total_commands_processed"] - before["total_commands_processed"]) / n,
-		bytes:         (after["total_net_input_bytes"] + after["total_net_output_bytes"] - before["total_net_input_bytes"] - before["total_net_output_bytes"]) / n,
-		cpuPerRequest: cpu / n * 1e6,
-		cpuShare:      100 * cpu / wall.Seconds(),
-		memoryMB:      after["used_memory"] / (1 << 20),
-		cores:         cpuUsed / wall.Seconds(),
-		saved:         float64(scripts.saved.Load()) / n,
-		stale:         float64(scripts.stale.Load()) / n,
-		liveness:      float64(scripts.liveness.Load()) / n,
-		beats:         float64(scripts.beats.Load()) / n,
+		slowest:         float64(slices.Max(tooks)) / float64(ideal),
+		refused:         100 * float64(refused.Load()) / n,
+		steps:           steps / n,
+		busy:            100 * float64(busy.Load()) / max(steps, 1),
+		away:            100 * float64(away.Load()) / max(steps, 1),
+		commands:        (after["total_commands_processed"] - before["total_commands_processed"]) / n,
+		bytes:           (after["total_net_input_bytes"] + after["total_net_output_bytes"] - before["total_net_input_bytes"] - before["total_net_output_bytes"]) / n,
+		cpuPerRequest:   cpu / n * 1e6,
+		cpuShare:        100 * cpu / wall.Seconds(),
+		memoryMB:        after["used_memory"] / (1 << 20),
+		cores:           cpuUsed / wall.Seconds(),
+		saved:           float64(scripts.saved.Load()) / n,
+		stale:           float64(scripts.stale.Load()) / n,
+		liveness:        float64(scripts.liveness.Load()) / n,
+		beats:           float64(scripts.beats.Load()) / n,
+		unshared:        100 * float64(unshared.Load()) / n,
+		unsharedRefused: 100 * float64(unsharedRefused.Load()) / max(float64(unshared.Load()), 1),
 	}
 }
 
