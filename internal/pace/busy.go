@@ -56,10 +56,13 @@ func (p *Pacer) holdBusy(r *commitRun, err error, now time.Time) bool {
 
 // busyWait is how long an ask the store was too busy to run waits before
 // it asks again: till its turn, the next token and a token for each member
-// waiting before it, as the copy tells them; at least SharedPoll. p.mu is
-// held.
+// waiting before it, as the copy tells them; at least SharedPoll. It waits
+// from its first ask on: its place in the turns is kept from then, as a
+// member whose steps end busy again and again would otherwise come after
+// every member that began to wait meanwhile. p.mu is held.
 func (p *Pacer) busyWait(now time.Time) time.Duration {
-	p.ahead = p.turnsAhead(cmp.Or(p.own.Waiting, now))
+	p.own.Waiting = cmp.Or(p.own.Waiting, now)
+	p.ahead = p.turnsAhead(p.own.Waiting)
 	return max(SharedPoll, p.tokenWait(now)+p.ahead)
 }
 

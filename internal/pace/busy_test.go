@@ -33,6 +33,7 @@ func TestBusy_aStoreHoldsRequests(t *testing.T) {
 				store.fail = busy
 			}
 			clock.now = clock.now.Add(time.Second)
+			firstAsk := clock.now
 			_, wait, hold := p.ask(bg, clock.now)
 			if hold != HoldStore || wait != SharedPoll || p.own.InFlight != 1 || p.Alone() != nil {
 				t.Fatalf("held by %v for %v, own in flight %d, alone %v: want the store's round trip, SharedPoll, the one request before",
@@ -46,11 +47,12 @@ func TestBusy_aStoreHoldsRequests(t *testing.T) {
 				t.Fatalf("own %+v: want the answer counted", p.own)
 			}
 			clock.now = clock.now.Add(BusyFor)
-			want := counts{} // a's requests once tk is released
+			var want counts // a's, once tk is released
 			if ran {
 				if _, _, hold := p.ask(bg, clock.now); hold != HoldStore {
 					t.Fatalf("held by %v: want others saving first to hold requests for as long as they do", hold)
 				}
+				want.Waiting = firstAsk // its place in the turns, from its first ask
 			} else {
 				if _, _, ok := p.askOK(bg, clock.now); !ok || p.own.InFlight != 2 {
 					t.Fatalf("went %v, own in flight %d: want it to go at its own pace, busy for BusyFor", ok, p.own.InFlight)
