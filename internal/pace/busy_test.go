@@ -14,7 +14,7 @@ import (
 // others saving first) leaves nothing of the ask behind, and holds
 // requests for as long as it is busy: the fleet goes on. One that runs no
 // step for BusyFor in a row (a lock held) is taken for held by a run that
-// stopped, and requests go at the run's own pace; the first step it takes
+// stopped, and requests go on the run's own copy; the first step it takes
 // shares again.
 func TestBusy_aStoreHoldsRequests(t *testing.T) {
 	busy := fmt.Errorf("held by another run: %w", ErrBusy)
@@ -55,10 +55,10 @@ func TestBusy_aStoreHoldsRequests(t *testing.T) {
 				want.Waiting = firstAsk // its place in the turns, from its first ask
 			} else {
 				if _, _, ok := p.askOK(bg, clock.now); !ok || p.own.InFlight != 2 {
-					t.Fatalf("went %v, own in flight %d: want it to go at its own pace, busy for BusyFor", ok, p.own.InFlight)
+					t.Fatalf("went %v, own in flight %d: want it to go on its own copy, busy for BusyFor", ok, p.own.InFlight)
 				}
-				if e := eventSaying(p, "own pace"); !strings.Contains(e, fmt.Sprint("busy_for_ms:", BusyFor.Milliseconds())) {
-					t.Fatalf("event %q: want the step gone at this run's own pace", e)
+				if e := eventSaying(p, "own copy"); !strings.Contains(e, fmt.Sprint("busy_for_ms:", BusyFor.Milliseconds())) {
+					t.Fatalf("event %q: want the step gone on this run's own copy", e)
 				}
 				want = counts{InFlight: 1, Unanswered: 1}
 			}

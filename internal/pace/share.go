@@ -27,9 +27,10 @@ const (
 	// BusyFor is how long a run's steps may find the store busy without
 	// running, one after another, before it takes the state for held by a
 	// run that stopped (a lock held under Ctrl-Z), and lets its requests go
-	// at its own pace until a step runs: three steps' bounded waits, so
-	// that with the last one's, a request waits a second at most. Steps
-	// that ran, and found others saving first, say the fleet goes on.
+	// on its own copy, at its share (alone.go), until a step runs: three
+	// steps' bounded waits, so that with the last one's, a request waits a
+	// second at most. Steps that ran, and found others saving first, say
+	// the fleet goes on.
 	BusyFor = 750 * time.Millisecond
 )
 
@@ -89,6 +90,7 @@ type sharing struct {
 	committing bool
 	ended      error     // why sharing ended; nil while it lasts
 	away       bool      // the store was away at the last step (ErrAway)
+	alone      bool      // p's model is its share of the copy (alone.go) until the next load
 	busySince  time.Time // when steps began to find the store busy without running, one after another; zero since one ran
 }
 
@@ -221,9 +223,9 @@ func (p *Pacer) step(ctx context.Context, now time.Time, q queuedStep) {
 // commit runs the queued steps as one step of the store's. A store that is
 // busy (ErrBusy), or a ctx done while it waits, is busy.go's. A store that
 // is away (ErrAway) leaves every step to run on p's own copy of the model
-// as last loaded, with p's own requests only: an event when it goes away,
+// as last loaded, at p's share of it (alone.go): an event when it goes away,
 // and one when it is back. Should the store fail otherwise, sharing ends
-// and p goes on alone, with its own requests only. The store may run the
+// and p goes on alone, at its share. The store may run the
 // steps more than once: only the events of the last run are kept. p.mu is
 // held, and released while the store answers.
 func (p *Pacer) commit(ctx context.Context) {
@@ -275,16 +277,17 @@ func (p *Pacer) commit(ctx context.Context) {
 		if !wasAway {
 			p.event("the shared pace's store is away: pacing alone until it answers", map[string]any{"reason": err.Error()})
 		}
-		p.countOwn()
+		p.goAlone(now)
 	case busy && p.holdBusy(&r, err, now):
 		return
 	case busy:
-		p.event("the shared pace's store was busy: a step went at this run's own pace",
+		p.event("the shared pace's store was busy: a step went on this run's own copy",
 			map[string]any{"reason": err.Error(), "busy_for_ms": now.Sub(s.busySince).Milliseconds()})
+		p.goAlone(now)
 	default:
 		s.ended = fmt.Errorf("pacing alone: %w", err)
 		p.event("the shared pace's store failed: pacing alone for the rest of the run", map[string]any{"reason": err.Error()})
-		p.countOwn()
+		p.goAlone(now)
 	}
 	if !r.ran {
 		r.runAll(now)
@@ -322,7 +325,7 @@ type state struct {
 // Members gone without a word are dropped, at most every LivenessEvery.
 func (p *Pacer) load(b []byte, now time.Time) {
 	s := p.shared
-	s.peers = nil
+	s.peers, s.alone = nil, false
 	if b == nil {
 		p.loadNone(now)
 		return

@@ -160,16 +160,23 @@ func runFleet(seed uint64, k int, lim limiter, m machine, share bool) (ratio, re
 		n++
 		return p
 	}
-	plans := simulateFleet(seed, k, fleetReads, lim, m.net, m.launch, pacer, 0)
+	ratio, refused, _ = fleetTook(simulateFleet(seed, k, fleetReads, lim, m.net, m.launch, pacer, 0))
+	return ratio, refused
+}
+
+// fleetTook is a simulated fleet's slowest plan against the ideal (every
+// request at 50 a second from the first plan's start), the share of its
+// requests refused, in percent, and its requests.
+func fleetTook(plans []simPlan) (ratio, refused float64, requests int) {
 	var took time.Duration
-	requests, refusals := 0, 0
+	refusals := 0
 	for _, pl := range plans {
 		took = max(took, pl.took) // each from its own start: the slowest is at least this
 		requests += pl.requests
 		refusals += pl.refused
 	}
-	ideal := perSecond(50, float64(k*(fleetReads+1)))
-	return float64(took) / float64(ideal), 100 * float64(refusals) / float64(requests)
+	ideal := perSecond(50, float64(len(plans)*(fleetReads+1)))
+	return float64(took) / float64(ideal), 100 * float64(refusals) / float64(requests), requests
 }
 
 // TestShare_fleetPacesAsOne: plans on one machine, sharing their pace,
@@ -222,16 +229,9 @@ func TestShare_stepsDoNotGrowWithTheFleet(t *testing.T) {
 				n++
 				return p
 			}, 0)
-			var took time.Duration
-			requests, refused := 0, 0
-			for _, pl := range plans {
-				took = max(took, pl.took)
-				requests += pl.requests
-				refused += pl.refused
-			}
-			ratio := float64(took) / float64(perSecond(50, float64(k*(fleetReads+1))))
+			ratio, refused, requests := fleetTook(plans)
 			steps := float64(store.steps) / float64(requests)
-			t.Logf("K = %d: slowest %.3fx, %.2f%% refused, %.1f steps a request", k, ratio, 100*float64(refused)/float64(requests), steps)
+			t.Logf("K = %d: slowest %.3fx, %.2f%% refused, %.1f steps a request", k, ratio, refused, steps)
 			// Each member polling within SharedPoll took 12, 40 and 143.
 			if steps > 7 || ratio > 1.3 {
 				t.Errorf("%.1f steps a request, slowest %.3fx: want at most 7, and 1.3x", steps, ratio)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestStore_goneMembers: members that closed, or never beat, are gone;
-// those alive are not.
+// those alive are not, and a step counts them (Live).
 func TestStore_goneMembers(t *testing.T) {
 	d, _ := daemons.Redis(t, true)
 	a, b, c := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token)
@@ -30,6 +30,9 @@ func TestStore_goneMembers(t *testing.T) {
 	})
 	if err != nil || strings.Join(gone, " ") != c.Member()+" 0123abcd" {
 		t.Fatalf("gone %v (%v): want c, closed, and a member never seen", gone, err)
+	}
+	if a.Live() != 2 || c.Live() != 3 {
+		t.Fatalf("a counted %d live, c %d: want a and b, once c left; and c's own step, three", a.Live(), c.Live())
 	}
 	// b, which Redis said would speak again in time, is live without
 	// asking: no script runs for it.

@@ -14,10 +14,11 @@
 //   - NAME:live, the members' liveness: a sorted set of each member's name
 //     and the time, by Redis's clock, when it goes silent (Silent after its
 //     last step or heartbeat, written every Heartbeat). A member missing
-//     from it no longer counts (pace.Shared's Gone). Steps renew it but
-//     do not read it: Gone asks only of members this process holds no
-//     word of that is still fresh, so no step carries bytes that grow
-//     with the members but the state's own counts.
+//     from it no longer counts (pace.Shared's Gone). Steps renew it and
+//     count it (pace.Counted, for a process that goes alone), but do not
+//     read it: Gone asks only of members this process holds no word of
+//     that is still fresh, so no step carries bytes that grow with the
+//     members but the state's own counts.
 //
 // A step takes no lock: it runs on the state as this member last saw it,
 // and one script saves what the step made only if no member saved since
@@ -33,9 +34,10 @@
 //
 // No step waits on Redis for longer than StepWait: dialling and every
 // command included. A Redis that does not answer in time, refuses a
-// command or cannot be reached is away: the step runs on the process's own
-// model (pace.ErrAway), and Redis is not asked again for Away, doubling
-// with each failure up to AwayMost, after which it is used again.
+// command or cannot be reached is away (pace.ErrAway): the step runs on
+// the process's own copy of the model, at its share, and Redis is not
+// asked again for Away, doubling with each failure up to AwayMost, after
+// which it is used again.
 //
 // A failure is "never" or "not now", told apart by what Redis or TLS said
 // (never). Never: the password refused or missing (WRONGPASS, NOAUTH, a
@@ -69,6 +71,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -100,12 +103,13 @@ const (
 // its scripts (run by EVALSHA, loaded by EVAL), ZREM to leave, and SELECT
 // for an address that names a database other than 0. AUTH and HELLO need
 // no rule. The many-runs guide gives it (a test holds the two the same).
-const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zrange +zrem +zremrangebyscore +select"
+const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zcard +zrange +zrem +zremrangebyscore +select"
 
 // saveIf saves the state ARGV[3] (KEYS[1]) as the next version (KEYS[2])
 // if the version is still ARGV[2] ("" to only read), and renews member
-// ARGV[1]'s liveness (KEYS[3]). It returns {1, the new version} when it
-// saved, and {0, the version, the state ("" for none)} when it did not.
+// ARGV[1]'s liveness (KEYS[3]). It returns {1, the new version, the live
+// members} when it saved, and {0, the version, the state ("" for none),
+// the live members} when it did not.
 // Nothing in it grows with the members but the state's own counts.
 var saveIf = redis.NewScript(`
 local t = redis.call('TIME')
@@ -118,9 +122,9 @@ if ARGV[2] == version then
   version = redis.call('INCR', KEYS[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[5])
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[5])
-  return {1, tostring(version)}
+  return {1, tostring(version), redis.call('ZCARD', KEYS[3])}
 end
-return {0, version, redis.call('GET', KEYS[1]) or ''}
+return {0, version, redis.call('GET', KEYS[1]) or '', redis.call('ZCARD', KEYS[3])}
 `)
 
 // Store is one process's view of a state shared in Redis (pace.Shared).
@@ -140,6 +144,7 @@ type Store struct {
 	// is live without asking.
 	liveTil  map[string]time.Time
 	renewed  time.Time     // when a step last renewed this member's liveness
+	live     atomic.Int64  // the live members the last step counted (Live)
 	awayTil  time.Time     // Redis is not asked until then
 	awayFor  time.Duration // the last wait, doubled at each failure in a row
 	awayWhy  error         // the failure that began it
@@ -230,6 +235,13 @@ func Name(format, base, token string) string {
 // Member names this process among those sharing the state.
 func (s *Store) Member() string { return s.member }
 
+var _ pace.Counted = (*Store)(nil)
+
+// Live is how many members the last step found live, this one among them
+// (pace.Counted): 0 before one ran. It takes no lock, as the Pacer asks it
+// holding its own, which a step's call into the Pacer takes under s.mu.
+func (s *Store) Live() int { return int(s.live.Load()) }
+
 // Update calls f with the state last saved (nil when none was), and saves
 // what f returns unless it fails, unless another member saved since the
 // state f was given: then f runs again, on that member's. It waits on Redis
@@ -300,14 +312,16 @@ func (s *Store) run(ctx context.Context, version string, next []byte, retried bo
 	case err != nil:
 		return s.fail(err)
 	}
-	var saved int64
+	var saved, live int64
 	if len(res) > 0 {
 		saved, _ = res[0].(int64)
+		live, _ = res[len(res)-1].(int64)
 	}
-	if saved == 1 && len(res) != 2 || saved != 1 && len(res) != 3 {
+	if saved == 1 && len(res) != 3 || saved != 1 && len(res) != 4 || live < 1 {
 		return s.fail(&shapeError{})
 	}
 	s.renewed = s.now()
+	s.live.Store(live)
 	v, _ := res[1].(string)
 	if saved == 1 {
 		s.version, s.state = v, next

@@ -227,7 +227,7 @@ func (p *BrowserProfileProvider) Schema(_ context.Context, _ provider.SchemaRequ
 					"(`share_pace`), instead of `pace_dir`: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS, " +
 					"verified against the system's roots and `ca_cert_pem`. Runs with the same `base_url` and token meet there; " +
 					"Redis holds no secret (the state's name is a slow hash of the token), and every key expires an hour after " +
-					"its last use. A Redis that does not answer within a quarter of a second leaves each run at its own pace, " +
+					"its last use. A Redis that does not answer within a quarter of a second leaves each run at its share of the pace, " +
 					"with a debug log line, and is asked again after a second, then up to thirty; one that can never work as set " +
 					"(the password refused, a command or database the user may not use, a certificate not trusted) is also a " +
 					"warning on the plan's output, once per run. Falls back to the `" +
