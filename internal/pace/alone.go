@@ -34,15 +34,15 @@ type Counted interface {
 // member keeps its copy whole. p.mu is held.
 func (p *Pacer) goAlone(now time.Time) {
 	s := p.shared
+	if s.alone { // its own requests already counted alone
+		return
+	}
+	s.alone = true
 	n := 1 + len(s.peers)
 	if c, ok := s.store.(Counted); ok {
 		n = max(n, c.Live())
 	}
 	p.countOwn()
-	if s.alone {
-		return
-	}
-	s.alone = true
 	from := min(float64(p.pace.Limit()), p.sentRate())
 	if n == 1 || from <= 0 || math.IsInf(from, 1) {
 		return

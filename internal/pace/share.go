@@ -223,11 +223,11 @@ func (p *Pacer) step(ctx context.Context, now time.Time, q queuedStep) {
 // commit runs the queued steps as one step of the store's. A store that is
 // busy (ErrBusy), or a ctx done while it waits, is busy.go's. A store that
 // is away (ErrAway) leaves every step to run on p's own copy of the model
-// as last loaded, at p's share of it (alone.go): an event when it goes away,
-// and one when it is back. Should the store fail otherwise, sharing ends
-// and p goes on alone, at its share. The store may run the
-// steps more than once: only the events of the last run are kept. p.mu is
-// held, and released while the store answers.
+// as last loaded, at p's share of it (alone.go): an event when it goes
+// away, and one when it is back. Should the store fail otherwise, sharing
+// ends and p goes on alone, at its share. The store may run the steps more
+// than once: only the events of the last run are kept. p.mu is held, and
+// released while the store answers.
 func (p *Pacer) commit(ctx context.Context) {
 	s := p.shared
 	r := commitRun{ops: s.queue, own: p.own, events: len(p.events), began: p.clock.Now()}
