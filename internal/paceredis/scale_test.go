@@ -34,11 +34,12 @@ import (
 // request, by script, and those that ended busy or away, the requests let
 // go on a process's own copy and how many of them were refused, Redis's
 // commands (those its scripts run included), bytes and CPU per request
-// and the memory it holds, and the CPU the fleet's own process kept
-// busy. A
-// measurement, not a target: it runs only with PACE_SCALE=1 (K from
-// PACE_SCALE_K, default 16,64,256; only loopback or 2 ms with
-// PACE_SCALE_NET=loopback or 2), some minutes.
+// and the memory it holds, the CPU the fleet's own process kept busy, and
+// how long a save's round trip and a refused step's turn took: where the
+// fleet's process keeps its CPUs busy, its members wait for one, and the
+// round trip grows past the network's. A measurement, not a target: it
+// runs only with PACE_SCALE=1 (K from PACE_SCALE_K, default 16,64,256;
+// only loopback or 2 ms with PACE_SCALE_NET=loopback or 2), some minutes.
 func TestScale_membersThroughOneRedis(t *testing.T) {
 	if os.Getenv("PACE_SCALE") == "" {
 		t.Skip("PACE_SCALE=1 measures the store with K members")
@@ -55,8 +56,8 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| K | Redis | slowest | median | refused | steps / request | of them: saved, stale, liveness, heartbeats | busy steps | away steps | let go unshared, refused of them | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory | fleet's CPU, cores |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| K | Redis | slowest | median | refused | steps / request | of them: saved, stale, liveness, heartbeats | busy steps | away steps | let go unshared, refused of them | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory | fleet's CPU, cores | a save's round trip, a refused step's turn (median, 90th) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, network := range []struct {
 		name   string
 		oneWay time.Duration
@@ -71,9 +72,9 @@ func TestScale_membersThroughOneRedis(t *testing.T) {
 				addr = daemons.Distant(t, addr, network.oneWay)
 			}
 			r := runFleet(t, k, "redis://"+addr, d.Addr)
-			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.2fx | %.1f%% | %.1f | %.1f, %.1f, %.1f, %.1f | %.2f%% | %.2f%% | %.1f%%, %.1f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB | %.2f of %d |\n",
+			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.2fx | %.1f%% | %.1f | %.1f, %.1f, %.1f, %.1f | %.2f%% | %.2f%% | %.1f%%, %.1f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB | %.2f of %d | %s |\n",
 				k, network.name, r.slowest, r.median, r.refused, r.steps, r.saved, r.stale, r.liveness, r.beats, r.busy, r.away, r.unshared, r.unsharedRefused, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB,
-				r.cores, runtime.GOMAXPROCS(0))
+				r.cores, runtime.GOMAXPROCS(0), r.window)
 		}
 	}
 	t.Log("\n" + b.String())
@@ -90,6 +91,9 @@ type fleetFigures struct {
 	// of the model (a step busy or away), and unsharedRefused the share
 	// of those refused.
 	unshared, unsharedRefused float64
+	// window is a save's round trip and a refused step's turn, as the
+	// medians and 90th percentiles of scriptCounts'.
+	window string
 	// cores is the CPU the fleet's process kept busy: near all of them,
 	// its steps queue for a CPU between loading the state and saving it,
 	// and more of them find it saved since, which a fleet of machines
@@ -127,7 +131,7 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.rdb.AddHook(&scripts)
+		s.rdb.AddHook(&storeHook{scriptCounts: &scripts})
 		stores[m] = s
 	}
 	start, cpuStart := time.Now(), busyCPU()
@@ -216,21 +220,48 @@ func runFleet(t *testing.T, k int, raw, admin string) fleetFigures {
 		beats:           float64(scripts.beats.Load()) / n,
 		unshared:        100 * float64(unshared.Load()) / n,
 		unsharedRefused: 100 * float64(unsharedRefused.Load()) / max(float64(unshared.Load()), 1),
+		window:          fmt.Sprintf("%s, %s", spread(scripts.trips), spread(scripts.turns)),
 	}
+}
+
+// spread is the median and 90th percentile of ds, to the microsecond.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := slices.Sorted(slices.Values(ds))
+	return fmt.Sprintf("%s (%s)", s[len(s)/2].Round(time.Microsecond), s[len(s)*9/10].Round(time.Microsecond))
 }
 
 // scriptCounts counts a fleet's scripts as its stores run them: a
 // redis.Hook.
-type scriptCounts struct{ saved, stale, liveness, beats atomic.Int64 }
+type scriptCounts struct {
+	saved, stale, liveness, beats atomic.Int64
+	// A save's round trip, and a refused step's turn: the time from a
+	// save refused after one that landed to the next try, which waits for
+	// nothing but the step run again on the state saved since (a member
+	// with a CPU of its own does it in microseconds).
+	mu           sync.Mutex
+	trips, turns []time.Duration
+}
 
-func (c *scriptCounts) DialHook(next redis.DialHook) redis.DialHook { return next }
+// storeHook counts one store's scripts into the fleet's. Its own fields
+// need no lock: a store runs one save at a time, under its own.
+type storeHook struct {
+	*scriptCounts
+	staleAt time.Time // when a save came back refused after one that landed, until the next try
+	inRow   int       // its saves refused in a row
+}
 
-func (c *scriptCounts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (c *storeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *storeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
-func (c *scriptCounts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (c *storeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		began := time.Now()
 		err := next(ctx, cmd)
 		args := cmd.Args()
 		if err != nil || len(args) < 2 || !strings.EqualFold(cmd.Name(), "evalsha") {
@@ -242,10 +273,21 @@ func (c *scriptCounts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			if rc, ok := cmd.(*redis.Cmd); ok {
 				res, _ = rc.Slice()
 			}
+			c.mu.Lock()
+			c.trips = append(c.trips, time.Since(began))
+			if !c.staleAt.IsZero() {
+				c.turns = append(c.turns, began.Sub(c.staleAt))
+			}
+			c.mu.Unlock()
+			c.staleAt = time.Time{}
 			if len(res) > 0 && res[0] == int64(1) {
 				c.saved.Add(1)
+				c.inRow = 0
 			} else {
 				c.stale.Add(1)
+				if c.inRow++; c.inRow == 1 {
+					c.staleAt = time.Now()
+				}
 			}
 		case silentIn.Hash():
 			c.liveness.Add(1)
