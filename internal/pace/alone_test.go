@@ -166,3 +166,30 @@ func TestAlone_aFleetCutOffKeepsItsPace(t *testing.T) {
 		}
 	}
 }
+
+// TestAlone_aStepNotSavedRunsAgainAtTheShare: a step that ran on the
+// shared state and was then not saved (Redis's answer lost: away; or the
+// store failed) may have let a request go on a token no other member will
+// know was taken. It runs again on the copy, at the share, so the request
+// waits for a token of this run's own.
+func TestAlone_aStepNotSavedRunsAgainAtTheShare(t *testing.T) {
+	for name, fail := range map[string]error{
+		"away":   fmt.Errorf("redis: i/o timeout: %w", ErrAway),
+		"failed": errors.New("disk full"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock, store, ps := sharedPacers("b", "a")
+			b, a := ps[0], ps[1]
+			tb, _, _ := b.askOK(bg, clock.now)
+			b.Done(tb, Answer{})
+			clock.now = clock.now.Add(time.Second) // the shared pace's token is back
+			store.stale = fail
+			if _, _, ok := a.askOK(bg, clock.now); ok {
+				t.Fatal("a's request went on the shared state's token, which no member will know was taken")
+			}
+			if e := eventSaying(a, "run's share"); !strings.Contains(e, "members:2") {
+				t.Fatalf("event %q: want a's share of two members told", e)
+			}
+		})
+	}
+}

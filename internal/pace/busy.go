@@ -40,8 +40,7 @@ func (p *Pacer) holdBusy(r *commitRun, err error, now time.Time) bool {
 		return false
 	}
 	if r.ran { // on a state they could not save: they run again, on the copy
-		p.own, p.events = r.own, p.events[:min(r.events, len(p.events))]
-		p.restoreOwn(r.loaded)
+		p.undo(r)
 	}
 	p.event("the shared pace's store was busy: requests wait for their turn to ask again", map[string]any{"reason": err.Error()})
 	for _, q := range r.ops {
@@ -81,6 +80,14 @@ func (p *Pacer) copyOwn(now time.Time) ownCopy {
 	m.sent, m.accepts, m.othersAccepted = slices.Clone(m.sent), slices.Clone(m.accepts), slices.Clone(m.othersAccepted)
 	pace := tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
 	return ownCopy{m, pace, p.inFlight, p.unanswered}
+}
+
+// undo takes back what a run of r's steps did to p: they ran on a state
+// that was not saved, and run again on the copy as loaded. p.mu is held.
+func (p *Pacer) undo(r *commitRun) {
+	p.own, p.events = r.own, p.events[:min(r.events, len(p.events))]
+	p.restoreOwn(r.loaded)
+	r.ran = false
 }
 
 // restoreOwn makes c p's model again. p.mu is held.

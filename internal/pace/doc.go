@@ -117,14 +117,16 @@
 // again at its turn as the copy tells it, and not within SharedPoll. A
 // store that runs no step for BusyFor in a row is taken for held by a run
 // that stopped, and requests go on the copy too, till one runs. A step
-// whose store cannot be reached (ErrAway) runs on the copy. A state the
-// store or this format cannot read is replaced by a fresh one, and sharing
-// goes on; an Event tells either. A store that fails otherwise leaves the
-// Pacer alone (Alone says why). A process whose requests go on its copy
-// counts its own alone, and takes its share of the copy (alone.go): the
-// rate the fleet sent, at most the pace, its tokens and a limit in flight,
-// over the members live (as the store counts them, or the copy holds), so
-// that a fleet cut off from its store keeps its pace.
+// whose store cannot be reached (ErrAway) runs on the copy, as does one the
+// store ran but did not save (its answer lost), whose request may otherwise
+// go on a token no other member knows was taken. A state the store or this
+// format cannot read is replaced by a fresh one, and sharing goes on; an
+// Event tells either. A store that fails otherwise leaves the Pacer alone
+// (Alone says why). A process whose requests go on its copy counts its own
+// alone, and takes its share of the copy (alone.go): the rate the fleet
+// sent, at most the pace, its tokens and a limit in flight, over the
+// members live (as the store counts them, or the copy holds), so that a
+// fleet cut off from its store keeps its pace.
 //
 // The Pacer reports, for the log, and logs nothing itself: each Ticket
 // carries how long its request waited under each Hold, and each change

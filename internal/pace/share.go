@@ -226,8 +226,9 @@ func (p *Pacer) step(ctx context.Context, now time.Time, q queuedStep) {
 // as last loaded, at p's share of it (alone.go): an event when it goes
 // away, and one when it is back. Should the store fail otherwise, sharing
 // ends and p goes on alone, at its share. The store may run the steps more
-// than once: only the events of the last run are kept. p.mu is held, and
-// released while the store answers.
+// than once: only the events of the last run are kept; a run it did not
+// save (away, or failed) is taken back, and the steps run on the copy.
+// p.mu is held, and released while the store answers.
 func (p *Pacer) commit(ctx context.Context) {
 	s := p.shared
 	r := commitRun{ops: s.queue, own: p.own, events: len(p.events), began: p.clock.Now()}
@@ -263,6 +264,11 @@ func (p *Pacer) commit(ctx context.Context) {
 	}
 	busy := errors.Is(err, ErrBusy) || err != nil && ctx.Err() != nil
 	s.markBusy(busy, &r)
+	if r.ran && err != nil && !busy && !errors.Is(err, ErrHealed) {
+		// Not saved: a request let go may hold a token no other member
+		// knows was taken. The steps run again on the copy, at the share.
+		p.undo(&r)
+	}
 	if wasAway && !s.away {
 		p.event("the shared pace's store answers again: pacing with the other runs", nil)
 	}
