@@ -317,15 +317,6 @@ func (r *commitRun) runAll(now time.Time) {
 	}
 }
 
-// state is what Pacers that share the model keep in the store (state.go
-// encodes it): the model whole, the members with requests let go, and the
-// pace's tokens at the time it was saved.
-type state struct {
-	members map[string]counts
-	pace    tokenState
-	model   model
-}
-
 // load takes the shared state into p's model, unless it is old news or
 // damaged: then the model starts afresh (a damaged one with a note).
 // Members gone without a word are dropped, at most every LivenessEvery.
@@ -397,39 +388,4 @@ func (p *Pacer) members() map[string]counts {
 		m[p.shared.member] = p.own
 	}
 	return m
-}
-
-// limiterAt is a limiter of the pace l (burst 1) holding tokens at at:
-// a full one that spent its token when it would have held its fraction
-// of one, rounded to the nanosecond before, so that a wait the limiter
-// told is never lengthened by the round trip through the state; and that
-// then reserved the tokens owed by requests let go before their tokens
-// came (the whole tokens under none).
-func limiterAt(l rate.Limit, tokens float64, at time.Time) *rate.Limiter {
-	lim := rate.NewLimiter(l, 1)
-	if tokens >= 1 || l <= 0 || l == rate.Inf {
-		return lim
-	}
-	owed := math.Ceil(-min(tokens, 0))
-	lim.AllowN(at.Add(-time.Duration(math.Ceil((tokens+owed)/float64(l)*float64(time.Second)))), 1)
-	if owed > 0 {
-		lim.SetBurstAt(at, int(owed))
-		lim.ReserveN(at, int(owed))
-		lim.SetBurstAt(at, 1)
-	}
-	return lim
-}
-
-func unixTime(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
-}
-
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }

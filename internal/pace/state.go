@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // The shared state's encoding: a magic and StateFormat, then the state's
@@ -21,6 +23,15 @@ const stateMagic = "BPPACE"
 
 // errUnreadable is a state that is not one of this format.
 var errUnreadable = errors.New("the shared state is unreadable")
+
+// state is what Pacers that share the model keep in the store: the model
+// whole, the members with requests let go, and the pace's tokens at the
+// time it was saved.
+type state struct {
+	members map[string]counts
+	pace    tokenState
+	model   model
+}
 
 func encodeState(st *state) []byte {
 	var e encoder
@@ -216,4 +227,39 @@ func sane(st *state) bool {
 		finite(m.refused) && (m.refused > 0) == cut && (m.cutTo > 0) == cut && m.cutTo <= Backoff*m.refused &&
 		(m.doubling || cut) && m.heard <= reopened && m.grown >= 0 && m.probeGap >= 0 && m.refusedInARow >= 0 && m.mostAccepted >= 0 &&
 		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
+}
+
+// limiterAt is a limiter of the pace l (burst 1) holding tokens at at:
+// a full one that spent its token when it would have held its fraction
+// of one, rounded to the nanosecond before, so that a wait the limiter
+// told is never lengthened by the round trip through the state; and that
+// then reserved the tokens owed by requests let go before their tokens
+// came (the whole tokens under none).
+func limiterAt(l rate.Limit, tokens float64, at time.Time) *rate.Limiter {
+	lim := rate.NewLimiter(l, 1)
+	if tokens >= 1 || l <= 0 || l == rate.Inf {
+		return lim
+	}
+	owed := math.Ceil(-min(tokens, 0))
+	lim.AllowN(at.Add(-time.Duration(math.Ceil((tokens+owed)/float64(l)*float64(time.Second)))), 1)
+	if owed > 0 {
+		lim.SetBurstAt(at, int(owed))
+		lim.ReserveN(at, int(owed))
+		lim.SetBurstAt(at, 1)
+	}
+	return lim
+}
+
+func unixTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
