@@ -108,7 +108,12 @@
 // asks for each token, and a fleet's round trips to the store grow with
 // its requests, not with its members; a token whose member comes late is
 // taken by whoever asks first, a waiter that gives up leaves its turn, and
-// a member gone is skipped once it is dropped.
+// a member gone is skipped once it is dropped. A poll held as the ask before
+// it was, its turn kept, changes only the pace's growth since that ask,
+// which the next step saved counts from there if the poll is not kept: a
+// store that orders saves by version keeps it in place, or drops it once
+// another saved since (InPlace), so that waiters' polls never make the
+// others' saves stale.
 //
 // The store bounds its wait for its lock: a step it cannot take in time
 // (ErrBusy), or whose context ends first, runs on the process's own copy of

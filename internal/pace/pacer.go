@@ -274,11 +274,21 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, hold Hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ranAt, shared := now, false
+	ranAt, shared, slight := now, false, false
 	p.step(ctx, now, queuedStep{
-		op:     func(now time.Time) { ranAt = now; t, wait, hold = p.reserve(now) },
+		op: func(now time.Time) {
+			held, waiting, doubling := p.held, p.own.Waiting, p.doubling
+			ranAt = now
+			t, wait, hold = p.reserve(now)
+			// Held as it was, no turn begun and no doubling ended: it
+			// changed only the poll's time and the pace's growth since
+			// the poll before, which the next step saved counts from
+			// that poll if this one is not kept (reserve).
+			slight = hold != HoldNone && hold != HoldQuota && p.held == held && p.own.Waiting.Equal(waiting) && p.doubling == doubling
+		},
 		busy:   func() { ranAt = p.clock.Now(); t, wait, hold = Ticket{}, p.busyWait(ranAt), HoldStore },
 		shared: &shared,
+		slight: func() bool { return slight },
 	})
 	if hold != HoldNone && wait != untilAnswered && p.shared != nil {
 		wait = max(0, wait-p.clock.Now().Sub(ranAt))

@@ -75,6 +75,17 @@ type Shared interface {
 	Gone(members []string) []string
 }
 
+// InPlace is a Shared store that orders saves by a version, refusing one
+// made on a state saved since (internal/paceredis). A slight change, one
+// that the next step saved counts again (a waiter's poll, held as it was),
+// it may keep in place, after no other save, or drop when another saved
+// since: so the polls of waiters do not make the others' saves stale.
+type InPlace interface {
+	// UpdateInPlace is Update, with f telling whether its change is
+	// slight.
+	UpdateInPlace(ctx context.Context, f func(saved []byte) (next []byte, slight bool, err error)) error
+}
+
 // sharing is a shared Pacer's own part.
 type sharing struct {
 	store  Shared
@@ -95,12 +106,15 @@ type sharing struct {
 }
 
 // queuedStep is a step waiting for a commit. An ask's busy runs in op's
-// place when the store is busy: its request does not go; and its shared
-// is set to whether its commit ran it on the shared state, and saved it.
+// place when the store is busy: its request does not go; its shared is
+// set to whether its commit ran it on the shared state, and saved it; and
+// its slight tells, once op ran, whether its change is slight (InPlace;
+// nil: it is not).
 type queuedStep struct {
 	op     func(now time.Time)
 	busy   func()
 	shared *bool
+	slight func() bool
 }
 
 // counts are one member's requests let go: not yet released, not yet
@@ -241,17 +255,17 @@ func (p *Pacer) commit(ctx context.Context) {
 	}
 	var ranAt time.Time
 	p.mu.Unlock()
-	err := s.store.Update(ctx, func(saved []byte) ([]byte, error) {
+	err := p.update(ctx, func(saved []byte) ([]byte, bool, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		now := p.clock.Now()
 		p.own = r.own // as before the steps: a store may run them again
 		p.events = p.events[:min(r.events, len(p.events))]
-		p.load(saved, now)
+		changed := p.load(saved, now)
 		r.loaded = p.copyOwn(now)
 		r.runAll(now)
 		r.ran, ranAt = true, now
-		return p.save(now), nil
+		return p.save(now), !changed && r.slight(), nil
 	})
 	p.mu.Lock()
 	p.lead = 0
@@ -317,33 +331,60 @@ func (r *commitRun) runAll(now time.Time) {
 	}
 }
 
+// slight tells, once they ran, that every step's change is slight.
+func (r *commitRun) slight() bool {
+	for _, q := range r.ops {
+		if q.slight == nil || !q.slight() {
+			return false
+		}
+	}
+	return true
+}
+
+// update runs f as one step of the store's: InPlace's, when it is one.
+func (p *Pacer) update(ctx context.Context, f func(saved []byte) ([]byte, bool, error)) error {
+	if s, ok := p.shared.store.(InPlace); ok {
+		return s.UpdateInPlace(ctx, f)
+	}
+	return p.shared.store.Update(ctx, func(saved []byte) ([]byte, error) {
+		next, _, err := f(saved)
+		return next, err
+	})
+}
+
 // load takes the shared state into p's model, unless it is old news or
 // damaged: then the model starts afresh (a damaged one with a note).
 // Members gone without a word are dropped, at most every LivenessEvery.
-func (p *Pacer) load(b []byte, now time.Time) {
+// It tells whether what it took differs from what was saved: then no
+// change of the steps is slight.
+func (p *Pacer) load(b []byte, now time.Time) (changed bool) {
 	s := p.shared
 	s.peers, s.alone = nil, false
 	if b == nil {
 		p.loadNone(now)
-		return
+		return true
 	}
 	st, err := decodeState(b)
 	if err != nil {
 		p.event("the shared pace's state was damaged: started afresh", map[string]any{"reason": err.Error()})
 		p.loadNone(now)
-		return
+		return true
 	}
+	// p's own counts as saved: a step that ran on the copy since (a busy
+	// store) leaves them to the next save.
+	mine := st.members[s.member]
+	changed = mine.InFlight != p.own.InFlight || mine.Unanswered != p.own.Unanswered || !mine.Waiting.Equal(p.own.Waiting)
 	delete(st.members, s.member)
 	if len(st.members) > 0 && now.Sub(st.model.checked) >= LivenessEvery {
 		for _, gone := range s.store.Gone(slices.Sorted(maps.Keys(st.members))) {
 			delete(st.members, gone)
 		}
-		st.model.checked = now
+		st.model.checked, changed = now, true
 	}
 	if len(st.members) == 0 && now.Sub(st.pace.at) > Forget && !st.model.pausedTil.After(now) &&
 		!st.model.gate.quota.Reset.After(now) {
 		p.loadNone(now)
-		return
+		return true
 	}
 	s.peers = st.members
 	p.model = st.model
@@ -353,6 +394,7 @@ func (p *Pacer) load(b []byte, now time.Time) {
 		p.inFlight += c.InFlight
 		p.unanswered += c.Unanswered
 	}
+	return changed
 }
 
 // loadNone: nothing shared, or nothing of use: a fresh model, with p's own

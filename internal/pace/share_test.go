@@ -375,6 +375,60 @@ func TestShare_joinsAtThePaceFound(t *testing.T) {
 	}
 }
 
+// placeMember is a member of a memStore that takes slight changes
+// (InPlace): it saves them as any other, and keeps whether each was.
+type placeMember struct {
+	member
+	slight []bool
+}
+
+func (m *placeMember) UpdateInPlace(ctx context.Context, f func([]byte) ([]byte, bool, error)) error {
+	var slight bool
+	err := m.Update(ctx, func(saved []byte) ([]byte, error) {
+		next, s, err := f(saved)
+		slight = s
+		return next, err
+	})
+	if err == nil {
+		m.slight = append(m.slight, slight)
+	}
+	return err
+}
+
+// TestShare_aPollHeldAsItWasIsSlight: of a member's steps, only an ask held
+// by the pace as the ask before it was, its turn kept, is slight; a request
+// let go, the first ask held (its turn begins), an answer and a release are
+// not, nor is a poll once a step ran on the copy (its counts unsaved).
+func TestShare_aPollHeldAsItWasIsSlight(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	store := &memStore{gone: map[string]bool{}}
+	m := &placeMember{member: store.member("a")}
+	a := defaultPacer(clock)
+	a.Share(m)
+	first, _, _ := a.askOK(bg, clock.now) // it goes alone
+	a.Done(first, Answer{})
+	a.Release(first)
+	clock.now = clock.now.Add(time.Second)
+	tk, _, ok := a.askOK(bg, clock.now)
+	if _, _, hold := a.ask(bg, clock.now); !ok || hold != HoldPace {
+		t.Fatalf("let go %v, then held by %v: want one let go, then the pace", ok, hold)
+	}
+	clock.now = clock.now.Add(time.Millisecond)
+	if _, _, hold := a.ask(bg, clock.now); hold != HoldPace {
+		t.Fatalf("a poll held by %v: want the pace", hold)
+	}
+	a.Done(tk, Answer{})
+	store.stale = fmt.Errorf("saved since: %w", ErrBusy)
+	a.Release(tk) // on the copy
+	store.stale = nil
+	clock.now = clock.now.Add(time.Millisecond)
+	a.ask(bg, clock.now)
+	want := []bool{false, false, false, false, false, true, false, false}
+	if !slices.Equal(m.slight, want) {
+		t.Fatalf("slight steps %v, want %v", m.slight, want)
+	}
+}
+
 // TestShare_oldStateIsForgotten: a state no step touched for Forget, with
 // nothing in flight and no pause to come, starts afresh.
 func TestShare_oldStateIsForgotten(t *testing.T) {

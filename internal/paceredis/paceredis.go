@@ -26,7 +26,10 @@
 // on which the step runs again. So a step is one round trip while this
 // member is the last to save, and no member ever waits for another that
 // stalls halfway through a step; steps that keep finding the state saved
-// since for StepWait are pace.ErrBusy. A save refused twice in a row waits
+// since for StepWait are pace.ErrBusy. A waiter's poll (pace.InPlace) is
+// saved in place, as the version it ran on, so that it never makes the
+// others' saves stale; one that finds the state saved since keeps what it
+// found, unsaved: it waits for no save. A save refused twice in a row waits
 // a random time before the next, up to a millisecond doubled at each
 // refusal (at most 32 ms): members that all try again at once mostly find
 // the state saved since by one of them, each attempt a round trip, and
@@ -106,10 +109,11 @@ const (
 const ACL = "+evalsha +eval +get +set +incr +pexpire +time +zadd +zcard +zrange +zrem +zremrangebyscore +select"
 
 // saveIf saves the state ARGV[3] (KEYS[1]) as the next version (KEYS[2])
-// if the version is still ARGV[2] ("" to only read), and renews member
-// ARGV[1]'s liveness (KEYS[3]). It returns {1, the new version, the live
-// members} when it saved, and {0, the version, the state ("" for none),
-// the live members} when it did not.
+// if the version is still ARGV[2] ("" to only read), or in place, as the
+// same version, when ARGV[6] is "1"; and renews member ARGV[1]'s liveness
+// (KEYS[3]). It returns {1, the version saved, the live members} when it
+// saved, and {0, the version, the state ("" for none), the live members}
+// when it did not.
 // Nothing in it grows with the members but the state's own counts.
 var saveIf = redis.NewScript(`
 local t = redis.call('TIME')
@@ -119,7 +123,9 @@ redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
 local version = redis.call('GET', KEYS[2]) or '0'
 if ARGV[2] == version then
-  version = redis.call('INCR', KEYS[2])
+  if ARGV[6] ~= '1' then
+    version = redis.call('INCR', KEYS[2])
+  end
   redis.call('PEXPIRE', KEYS[2], ARGV[5])
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[5])
   return {1, tostring(version), redis.call('ZCARD', KEYS[3])}
@@ -249,6 +255,20 @@ func (s *Store) Live() int { return int(s.live.Load()) }
 // saving first, pace.ErrAway when Redis failed or did not answer, or while
 // it is left alone after a failure.
 func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
+	return s.UpdateInPlace(ctx, func(saved []byte) ([]byte, bool, error) {
+		next, err := f(saved)
+		return next, false, err
+	})
+}
+
+var _ pace.InPlace = (*Store)(nil)
+
+// UpdateInPlace is Update, but that a slight change is saved in place, as
+// the version it was made on, which leaves the others' saves of that
+// version good; and once another member saved since, only f's run on that
+// member's state is kept, unsaved, if it is slight too: the step never
+// waits for a save of its own.
+func (s *Store) UpdateInPlace(ctx context.Context, f func([]byte) ([]byte, bool, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.away(); err != nil {
@@ -259,16 +279,20 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 	s.step = ctx
 	defer func() { s.step = nil }()
 	if s.version == "" {
-		if err := s.run(ctx, "", nil, false); err != nil && !errors.Is(err, errStale) {
+		if err := s.run(ctx, "", nil, false, false); err != nil && !errors.Is(err, errStale) {
 			return err
 		}
 	}
 	for tries := 0; ; tries++ {
-		next, err := f(s.state)
-		if err != nil {
+		next, slight, err := f(s.state)
+		switch {
+		case err != nil:
 			return err
+		case slight && tries > 0:
+			s.awayFor, s.fault = 0, nil
+			return nil
 		}
-		switch err := s.run(ctx, s.version, next, tries > 0); {
+		switch err := s.run(ctx, s.version, next, slight, tries > 0); {
 		case err == nil:
 			s.awayFor, s.fault = 0, nil
 			return nil
@@ -299,11 +323,15 @@ var errStale = errors.New("saved since")
 // errBusy is a step that others kept saving before for all of StepWait.
 var errBusy = fmt.Errorf("other runs saved the shared pace first for longer than %s: %w", StepWait, pace.ErrBusy)
 
-// run saves next if the state is still at version, or takes up the state
-// saved since (errStale). Time that runs out once the step retried is
-// others saving first, not Redis away.
-func (s *Store) run(ctx context.Context, version string, next []byte, retried bool) error {
-	res, err := saveIf.Run(ctx, s.rdb, s.keys, s.member, version, next, Silent.Milliseconds(), KeepUnused.Milliseconds()).Slice()
+// run saves next if the state is still at version (in place, if
+// inPlace), or takes up the state saved since (errStale). Time that runs
+// out once the step retried is others saving first, not Redis away.
+func (s *Store) run(ctx context.Context, version string, next []byte, inPlace, retried bool) error {
+	place := "0"
+	if inPlace {
+		place = "1"
+	}
+	res, err := saveIf.Run(ctx, s.rdb, s.keys, s.member, version, next, Silent.Milliseconds(), KeepUnused.Milliseconds(), place).Slice()
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		return ctx.Err() // the step's caller gave up: no fault of Redis

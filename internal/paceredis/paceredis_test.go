@@ -146,6 +146,42 @@ func TestStore_aStepRunsAgainOnWhatOthersSaved(t *testing.T) {
 	}
 }
 
+// TestStore_aSlightChangeIsSavedInPlace: a slight change is saved as the
+// version it was made on, so that another member's save of that version
+// still lands at once; and a slight step that finds a member saved since
+// runs again on that member's state, and keeps it, saving nothing.
+func TestStore_aSlightChangeIsSavedInPlace(t *testing.T) {
+	d, _ := daemons.Redis(t, true)
+	a, b := open(t, "redis://"+d.Addr, nil, token), open(t, "redis://"+d.Addr, nil, token)
+	if _, err := save(t, a, "a"); err != nil {
+		t.Fatal(err)
+	}
+	slight := func(s *Store, b string) (given []string, err error) {
+		err = s.UpdateInPlace(bg, func(saved []byte) ([]byte, bool, error) {
+			given = append(given, string(saved))
+			return []byte(b), true, nil
+		})
+		return given, err
+	}
+	if given, err := slight(b, "b's poll"); err != nil || strings.Join(given, ",") != "a" {
+		t.Fatalf("b's slight step ran on %q (%v): want a's state", given, err)
+	}
+	var given []string
+	err := a.Update(bg, func(saved []byte) ([]byte, error) {
+		given = append(given, string(saved))
+		return []byte("a again"), nil
+	})
+	if err != nil || strings.Join(given, ",") != "a" {
+		t.Fatalf("a's step ran on %q (%v): want its own state once, b's saved in place", given, err)
+	}
+	if given, err := slight(b, "b's poll again"); err != nil || strings.Join(given, ",") != "b's poll,a again" {
+		t.Fatalf("b's slight step ran on %q (%v): want its own state, then a's", given, err)
+	}
+	if was, err := save(t, b, "b"); err != nil || was != "a again" {
+		t.Fatalf("b then found %q (%v): want a's state, its slight step not saved", was, err)
+	}
+}
+
 // TestStore_awayUntilRedisAnswers: a Redis that is gone makes a step fail
 // as pace.ErrAway; Redis is then left alone (no connection is tried) for
 // Away, doubling at each failure in a row, and used again once it answers.
