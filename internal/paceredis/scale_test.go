@@ -240,7 +240,9 @@ type scriptCounts struct {
 	// A save's round trip, and a refused step's turn: the time from a
 	// save refused after one that landed to the next try, which waits for
 	// nothing but the step run again on the state saved since (a member
-	// with a CPU of its own does it in microseconds).
+	// with a CPU of its own does it in microseconds); not a slight one's,
+	// after which no try follows, nor one whose step, run again, turned
+	// slight and ended (the next try is another step's).
 	mu           sync.Mutex
 	trips, turns []time.Duration
 }
@@ -249,8 +251,9 @@ type scriptCounts struct {
 // need no lock: a store runs one save at a time, under its own.
 type storeHook struct {
 	*scriptCounts
-	staleAt time.Time // when a save came back refused after one that landed, until the next try
-	inRow   int       // its saves refused in a row
+	staleAt  time.Time       // when a save came back refused after one that landed, until the next try
+	staleFor context.Context // and the step's: a try of another step is no turn
+	inRow    int             // its saves refused in a row
 }
 
 func (c *storeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -275,18 +278,23 @@ func (c *storeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			}
 			c.mu.Lock()
 			c.trips = append(c.trips, time.Since(began))
-			if !c.staleAt.IsZero() {
+			if !c.staleAt.IsZero() && ctx == c.staleFor {
 				c.turns = append(c.turns, began.Sub(c.staleAt))
 			}
 			c.mu.Unlock()
-			c.staleAt = time.Time{}
-			if len(res) > 0 && res[0] == int64(1) {
+			c.staleAt, c.staleFor = time.Time{}, nil
+			switch {
+			case len(res) > 0 && res[0] == int64(1):
 				c.saved.Add(1)
 				c.inRow = 0
-			} else {
+			case args[len(args)-1] == "1":
+				// A slight step refused ends there, keeping the state
+				// it found: no try follows.
+				c.stale.Add(1)
+			default:
 				c.stale.Add(1)
 				if c.inRow++; c.inRow == 1 {
-					c.staleAt = time.Now()
+					c.staleAt, c.staleFor = time.Now(), ctx
 				}
 			}
 		case silentIn.Hash():
