@@ -285,14 +285,13 @@ func (s *Store) UpdateInPlace(ctx context.Context, f func([]byte) ([]byte, bool,
 	}
 	for tries := 0; ; tries++ {
 		next, slight, err := f(s.state)
-		switch {
-		case err != nil:
+		if err != nil {
 			return err
-		case slight && tries > 0:
-			s.awayFor, s.fault = 0, nil
-			return nil
 		}
-		switch err := s.run(ctx, s.version, next, slight, tries > 0); {
+		if !slight || tries == 0 { // a slight step run again keeps what it found
+			err = s.run(ctx, s.version, next, slight, tries > 0)
+		}
+		switch {
 		case err == nil:
 			s.awayFor, s.fault = 0, nil
 			return nil
