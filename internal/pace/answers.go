@@ -50,10 +50,10 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	switch {
 	case a.Failed:
 	case !a.Refused:
-		p.refusedInARow = 0
 		if sinceCut {
-			p.accept(t)
+			p.accept(t, now)
 		}
+		p.refusedInARow = 0
 	case quotas:
 		// The announced quota's, which the gate obeys: no sign of a rate
 		// the service does not tell.
@@ -85,12 +85,21 @@ func (p *Pacer) quotaEvents(spent, crowded bool, now time.Time) {
 }
 
 // accept ends probing, and keeps the others in flight with t, for telling
-// a limit in flight from a rate.
-func (p *Pacer) accept(t Ticket) {
+// a limit in flight from a rate. A probe that ends a shut-out (refusals in
+// a row) finds a limit that counts requests over a span: what a second
+// admitted before it refused is what the pace grows back to, where less.
+func (p *Pacer) accept(t Ticket, now time.Time) {
 	switch p.heard {
 	case probing:
-		p.event("a probe was accepted: probing ends, at the pace before it", map[string]any{"pace_per_second": rateField(float64(p.pace.Limit()))})
 		p.heard, p.probeGap, p.probeAt = reopened, 0, time.Time{}
+		if m := float64(p.mostAccepted); p.refusedInARow >= RefusedInARow && m > 0 && m < p.refused {
+			p.refused, p.cutTo, p.grown, p.doubling = m, min(float64(p.pace.Limit()), Backoff*m), 0, false
+			p.setPace(now)
+			p.event("a probe was accepted after a shut-out: probing ends, the pace growing back to what a second admitted",
+				map[string]any{"pace_per_second": rateField(float64(p.pace.Limit())), "back_to_per_second": rateField(m)})
+			break
+		}
+		p.event("a probe was accepted: probing ends, at the pace before it", map[string]any{"pace_per_second": rateField(float64(p.pace.Limit()))})
 	case nothingAccepted:
 		p.heard = accepted
 	}

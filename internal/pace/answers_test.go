@@ -356,6 +356,44 @@ func TestPacer_afterProbingThePaceGrowsBackToWhatASecondAdmitted(t *testing.T) {
 	}
 }
 
+// A probe accepted after RefusedInARow refusals in a row ends a shut-out:
+// the limit counts requests over a span, and the pace grows back to what
+// a second admitted before it refused, not to the rate the start went at.
+// Fewer refusals say nothing of a span, and leave the rate refused.
+func TestPacer_aShutOutGrowsBackToWhatASecondAdmitted(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refused int // in a row, the probe's first among them
+		backTo  float64
+	}{
+		{"a shut-out", RefusedInARow, 40},
+		{"one refusal then the probe's", RefusedInARow - 1, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+			p := New(clock, 8, 0, time.Minute)
+			send := func(refused bool) { sendWhenLet(p, clock, refused) }
+			for range 40 { // at 100 a second, all accepted
+				clock.now = clock.now.Add(10 * time.Millisecond)
+				send(false)
+			}
+			for range c.refused {
+				send(true) // the cut, then probes refused
+			}
+			if p.refused != 100 || p.mostAccepted != 40 {
+				t.Fatalf("the cut took %v a second for the rate refused, and %d for what a second admitted: the test shows nothing", p.refused, p.mostAccepted)
+			}
+			send(false) // a probe accepted
+			if p.refused != c.backTo {
+				t.Errorf("the pace grows back to %v a second: want %v", p.refused, c.backTo)
+			}
+			if p.grown = Recover; !p.doubling && p.rate() != p.refused {
+				t.Errorf("after Recover the pace is %v a second: want %v", p.rate(), p.refused)
+			}
+		})
+	}
+}
+
 // sendWhenLet sends one request as soon as p lets it go, moving clock on
 // to then, and answers it.
 func sendWhenLet(p *Pacer, clock *fakeClock, refused bool) {

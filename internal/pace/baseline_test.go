@@ -66,14 +66,18 @@ const (
 //     such a refusal cuts);
 //   - backTo: after probing, the cubic grows back to the most the service
 //     accepted in the second before a refusal, if more than the rate cut
-//     from (with cubic: AWS's cubic starts at beta of where it ends).
+//     from (with cubic: AWS's cubic starts at beta of where it ends);
+//   - shutOut: a probe accepted after RefusedInARow refusals in a row
+//     restarts the cubic, back to that most accepted if less than where
+//     it was going, from Backoff of it or the pace, the lower (with
+//     cubic).
 type rules struct {
-	start, gapFloor, fresh, accepted, inFlight, sentRate, cubic, noCap, burst1, grow, restart, rebase, backTo bool
+	start, gapFloor, fresh, accepted, inFlight, sentRate, cubic, noCap, burst1, grow, restart, rebase, backTo, shutOut bool
 }
 
 // all is every rule: the baseline made as near today's Pacer as the rules
 // go.
-var all = rules{true, true, true, true, true, true, true, true, true, true, true, true, true}
+var all = rules{true, true, true, true, true, true, true, true, true, true, true, true, true, true}
 
 // adaptive is the baseline, a simPacer.
 type adaptive struct {
@@ -263,6 +267,9 @@ func (a *adaptive) Done(t Ticket, ans Answer) {
 	sinceCut := t.sent.After(a.lastCut) || !a.cut
 	switch {
 	case !ans.Refused:
+		if a.r.shutOut && a.r.cubic && sinceCut && a.probeGap > 0 && a.inARow >= RefusedInARow {
+			a.backToMost(now)
+		}
 		a.inARow = 0
 		a.acks = append(trimBefore(a.acks, now.Add(-time.Second)), now)
 		if sinceCut {
@@ -354,6 +361,17 @@ func (a *adaptive) rebase(now time.Time) {
 		return
 	}
 	a.setRate(now, n*awsBeta)
+}
+
+// backToMost is the shutOut rule.
+func (a *adaptive) backToMost(now time.Time) {
+	m := float64(a.most)
+	if m <= 0 || m >= a.lastMax {
+		return
+	}
+	a.lastMax, a.lastThrottle, a.grown, a.cutTo = m, now, 0, min(a.pace(now), Backoff*m)
+	a.enabled, a.startEnd = true, 0
+	a.setRate(now, a.cutTo)
 }
 
 // success regrows the rate along the cubic from the last throttle.
@@ -471,6 +489,7 @@ var named = []struct {
 	{"restart", func(r *rules, v bool) { r.restart = v }},
 	{"rebase", func(r *rules, v bool) { r.rebase = v }},
 	{"back to", func(r *rules, v bool) { r.backTo = v }},
+	{"shut out", func(r *rules, v bool) { r.shutOut = v }},
 }
 
 // TestBaseline_rulesAgainstAWS prints two tables over every unannounced
@@ -493,7 +512,7 @@ func TestBaseline_rulesAgainstAWS(t *testing.T) {
 		var with rules
 		r.set(&with, true)
 		switch r.name {
-		case "grow", "restart", "cubic", "back to":
+		case "grow", "restart", "cubic", "back to", "shut out":
 			with.start, with.sentRate, with.cubic = true, true, true
 		case "rebase":
 			with.fresh = true
@@ -507,7 +526,7 @@ func TestBaseline_rulesAgainstAWS(t *testing.T) {
 	added = append(added, removed[0], today)
 	removed = append(removed, today)
 	var b strings.Builder
-	b.WriteString("Added to the baseline (+cubic, +grow, +restart, +back to: with start, sent rate and cubic; +rebase: with fresh):\n\n")
+	b.WriteString("Added to the baseline (+cubic, +grow, +restart, +back to, +shut out: with start, sent rate and cubic; +rebase: with fresh):\n\n")
 	compare(&b, added)
 	b.WriteString("\nRemoved from all:\n\n")
 	compare(&b, removed)

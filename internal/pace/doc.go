@@ -58,17 +58,17 @@
 //     before, the faster); after probing, the rate the service accepted
 //     over the last second, if it accepted any.
 //   - It grows back along CUBIC's cubic (RFC 9438) to the rate refused
-//     after Recover; after probing, to the most the service accepted in
-//     the second before a refusal, if more (the shut-out hid what a second
-//     admits). A refusal while it doubles restarts the doubling, from
-//     FirstBackoff of the rate refused up to the cut.
-//   - RefusedInARow refusals in a row, the last sent before the cut, say
-//     a limit counts requests over a span: the pace is re-based to Backoff
-//     of what the service accepted over the last second, if lower.
+//     after Recover; after probing, to the most a second accepted before a
+//     refusal, if more (a shut-out hid what a second admits). A refusal as
+//     it doubles restarts the doubling at FirstBackoff of it, up to the cut.
+//   - RefusedInARow refusals in a row say a limit counts requests over a
+//     span. The last, if sent before the cut, re-bases the pace to Backoff
+//     of what the service accepted over the last second, if lower. A probe
+//     accepted after them re-bases the rate refused to the most a second
+//     accepted before a refusal, if lower, the cubic restarting below it.
 //   - A refusal while nothing sent since the cut was accepted says the
-//     service refuses everything: it is probed one request at a time, each
-//     gap double the last up to maxWait (the client retries a refusal
-//     without Retry-After at once), the pace not cut, till one is accepted.
+//     service refuses everything: it is probed one request at a time,
+//     gaps doubling up to maxWait, the pace not cut, till one is accepted.
 //   - After a cut, a refusal of a request sent with more in flight than
 //     all but one of the last InFlightHistory accepted holds the Pacer to
 //     that many in flight. A Retry-After past RoundingPause holds all.

@@ -101,10 +101,11 @@ var fleetCases = []fleetCase{
 		target: map[int]figures{4: {worst: 1.5, refused: 100}, 8: {worst: 1.3, refused: 4}, 16: {worst: 1.3, refused: 4}}, alone: 26},
 	// A rolling window counting the requests it refuses, as HAProxy's
 	// counter does, so a start's overshoot closes it for a second, which
-	// the probe finds late: the model misses K = 4 and the share refused
-	// at 8; the figures hold it where it is.
+	// the probe finds late. Sharing nothing, each plan re-bases on what a
+	// second admitted it after a shut-out: over twelve seeds, fewer are
+	// refused (18% against 22%), but one seed of three here 30%.
 	{name: "rolling, counting refused", new: func() limiter { return silent{&rollingWindow{n: 50, countRefused: true}} },
-		target: map[int]figures{4: {worst: 1.8, refused: 100}, 8: {worst: 1.3, refused: 5}, 16: {worst: 1.3, refused: 4}}, alone: 27},
+		target: map[int]figures{4: {worst: 1.8, refused: 100}, 8: {worst: 1.3, refused: 4}, 16: {worst: 1.3, refused: 4}}, alone: 31},
 	// HAProxy's own counter (ratelimit.PeriodRate): the period before
 	// weighs on the current one, so a shut-out lasts longer than a
 	// rolling window's. The cut after it measures a second that held the
