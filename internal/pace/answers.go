@@ -171,11 +171,6 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	}
 	p.refused = min(from, measured)
 	p.cutTo = Backoff * p.refused
-	if p.heard == reopened {
-		// A shut-out that ended inside the last second hid what a second
-		// admits: a window admits in any second what it did before.
-		p.refused = max(p.refused, min(from, float64(p.mostAccepted)))
-	}
 	p.lastCut, p.grown, p.heard = now, 0, nothingAccepted
 	p.setPace(now)
 	why := "a refusal: cut from the rate refused"

@@ -315,44 +315,30 @@ func TestPacer_aCutAfterProbingNeverStopsThePace(t *testing.T) {
 	}
 }
 
-// After probing, the cut measures the second the shut-out ended in, which
-// hid what a second admits: the pace is cut to Backoff of it, and grows
-// back to the most the service accepted in the second before a refusal,
-// when that is more. It was cut there for good: behind HAProxy, eight plans
-// sharing a pace went on at 20 to 30 a second of 50 for several seconds.
-func TestPacer_afterProbingThePaceGrowsBackToWhatASecondAdmitted(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		before int // accepted, 20 ms apart, in the second before the first refusal
-		backTo float64
-	}{
-		{"a second admitted more", 40, 40},
-		{"none admitted more", 3, 5},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-			p := New(clock, 8, 0, time.Minute)
-			send := func(refused bool) { sendWhenLet(p, clock, refused) }
-			for range c.before {
-				clock.now = clock.now.Add(20 * time.Millisecond)
-				send(false)
-			}
-			send(true) // the cut
-			send(true) // nothing accepted since: probing
-			clock.now = clock.now.Add(2 * time.Second)
-			for range 5 {
-				send(false) // the probe, and four more: 5 in the last second
-			}
-			from := float64(p.pace.Limit())
-			send(true) // cut from the second the shut-out ended in
-			if got, want := float64(p.pace.Limit()), Backoff*5; math.Abs(got-want) > 1e-9 {
-				t.Errorf("cut to %v a second: want %v, Backoff of the 5 accepted over the last second", got, want)
-			}
-			p.grown = Recover
-			if got, want := p.rate(), min(from, c.backTo); math.Abs(got-want) > 1e-9 {
-				t.Errorf("after Recover the pace is %v a second: want %v", got, want)
-			}
-		})
+// After probing, the cut measures the second the shut-out ended in: the
+// pace is cut to Backoff of what the service accepted over it, and grows
+// back to that, not to what a second admitted before the shut-out (40
+// here), which only a shut-out's refusals in a row make its target.
+func TestPacer_aCutAfterProbingMeasuresWhatTheServiceAccepted(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	p := New(clock, 8, 0, time.Minute)
+	send := func(refused bool) { sendWhenLet(p, clock, refused) }
+	for range 40 {
+		clock.now = clock.now.Add(20 * time.Millisecond)
+		send(false)
+	}
+	send(true) // the cut
+	send(true) // nothing accepted since: probing
+	clock.now = clock.now.Add(2 * time.Second)
+	for range 5 {
+		send(false) // the probe, and four more: 5 in the last second
+	}
+	send(true) // cut from the second the shut-out ended in
+	if got, want := float64(p.pace.Limit()), Backoff*5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("cut to %v a second: want %v, Backoff of the 5 accepted over the last second", got, want)
+	}
+	if p.refused != 5 {
+		t.Errorf("the pace grows back to %v a second: want 5", p.refused)
 	}
 }
 

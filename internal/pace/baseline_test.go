@@ -64,20 +64,17 @@ const (
 //     before the cut, re-base the rate to Backoff of the rate the service
 //     accepted over the last second, if lower (with fresh: without it,
 //     such a refusal cuts);
-//   - backTo: after probing, the cubic grows back to the most the service
-//     accepted in the second before a refusal, if more than the rate cut
-//     from (with cubic: AWS's cubic starts at beta of where it ends);
 //   - shutOut: a probe accepted after RefusedInARow refusals in a row
-//     restarts the cubic, back to that most accepted if less than where
-//     it was going, from Backoff of it or the pace, the lower (with
-//     cubic).
+//     restarts the cubic, back to the most the service accepted in a
+//     second before a refusal if less than where it was going, from
+//     Backoff of it or the pace, the lower (with cubic).
 type rules struct {
-	start, gapFloor, fresh, accepted, inFlight, sentRate, cubic, noCap, burst1, grow, restart, rebase, backTo, shutOut bool
+	start, gapFloor, fresh, accepted, inFlight, sentRate, cubic, noCap, burst1, grow, restart, rebase, shutOut bool
 }
 
 // all is every rule: the baseline made as near today's Pacer as the rules
 // go.
-var all = rules{true, true, true, true, true, true, true, true, true, true, true, true, true, true}
+var all = rules{true, true, true, true, true, true, true, true, true, true, true, true, true}
 
 // adaptive is the baseline, a simPacer.
 type adaptive struct {
@@ -98,7 +95,7 @@ type adaptive struct {
 	bucket       float64 // the half-second being counted, in Unix seconds
 	count        float64 // responses in it
 	lastMax      float64 // the rate at the last throttle
-	cutTo        float64 // cubic: where it began, Backoff of lastMax but with backTo
+	cutTo        float64 // cubic: where it began, Backoff of lastMax but with shutOut
 	lastThrottle time.Time
 
 	// Today's probe and pause.
@@ -121,7 +118,7 @@ type adaptive struct {
 	mostOK    []int       // inFlight: others in flight with the last accepted
 	first     time.Time   // rebase: when the first request went
 	inARow    int         // rebase: refusals since the last acceptance
-	most      int         // backTo: the most accepted in the second before a refusal
+	most      int         // shutOut: the most accepted in the second before a refusal
 }
 
 func newAdaptive(c Clock, r rules) *adaptive {
@@ -330,9 +327,6 @@ func (a *adaptive) throttle(t Ticket, now time.Time) {
 		rate = min(rate, a.startRate(now)) // the pace refused, as the bucket's is
 	}
 	a.lastMax, a.lastThrottle, a.grown, a.cutTo = rate, now, 0, Backoff*rate
-	if a.r.backTo && a.r.cubic && a.probed {
-		a.lastMax = max(a.lastMax, min(a.pace(now), float64(a.most)))
-	}
 	a.cut, a.lastCut, a.accepted, a.probed = true, now, false, false
 	if a.startEnd > 0 && a.r.restart {
 		// The start begins again, lower; the bucket stays off.
@@ -488,7 +482,6 @@ var named = []struct {
 	{"grow", func(r *rules, v bool) { r.grow = v }},
 	{"restart", func(r *rules, v bool) { r.restart = v }},
 	{"rebase", func(r *rules, v bool) { r.rebase = v }},
-	{"back to", func(r *rules, v bool) { r.backTo = v }},
 	{"shut out", func(r *rules, v bool) { r.shutOut = v }},
 }
 
@@ -512,7 +505,7 @@ func TestBaseline_rulesAgainstAWS(t *testing.T) {
 		var with rules
 		r.set(&with, true)
 		switch r.name {
-		case "grow", "restart", "cubic", "back to", "shut out":
+		case "grow", "restart", "cubic", "shut out":
 			with.start, with.sentRate, with.cubic = true, true, true
 		case "rebase":
 			with.fresh = true
@@ -526,7 +519,7 @@ func TestBaseline_rulesAgainstAWS(t *testing.T) {
 	added = append(added, removed[0], today)
 	removed = append(removed, today)
 	var b strings.Builder
-	b.WriteString("Added to the baseline (+cubic, +grow, +restart, +back to, +shut out: with start, sent rate and cubic; +rebase: with fresh):\n\n")
+	b.WriteString("Added to the baseline (+cubic, +grow, +restart, +shut out: with start, sent rate and cubic; +rebase: with fresh):\n\n")
 	compare(&b, added)
 	b.WriteString("\nRemoved from all:\n\n")
 	compare(&b, removed)

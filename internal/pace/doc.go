@@ -58,9 +58,8 @@
 //     before, the faster); after probing, the rate the service accepted
 //     over the last second, if it accepted any.
 //   - It grows back along CUBIC's cubic (RFC 9438) to the rate refused
-//     after Recover; after probing, to the most a second accepted before a
-//     refusal, if more (a shut-out hid what a second admits). A refusal as
-//     it doubles restarts the doubling at FirstBackoff of it, up to the cut.
+//     after Recover. A refusal while it doubles restarts the doubling,
+//     from FirstBackoff of the rate refused up to the cut.
 //   - RefusedInARow refusals in a row say a limit counts requests over a
 //     span. The last, if sent before the cut, re-bases the pace to Backoff
 //     of what the service accepted over the last second, if lower. A probe

@@ -85,9 +85,8 @@ type model struct {
 	// Only an answer to a request sent after it says anything of the pace.
 	lastCut time.Time
 	// refused is the rate the last cut took the limit for, which the cubic
-	// returns to after Recover: the rate refused or, after probing,
-	// mostAccepted if more, or if less after a shut-out; 0 before the
-	// first cut.
+	// returns to after Recover: the rate refused or, after a shut-out,
+	// mostAccepted if less; 0 before the first cut.
 	refused float64
 	cutTo   float64 // the rate the last cut set, where the cubic begins: at most Backoff of refused; 0 before
 	// doubling: the rate doubles every StartDoubling of grown, from
