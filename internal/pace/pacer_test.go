@@ -141,16 +141,22 @@ func runCases(t *testing.T, cases []limiterCase, target func(name string) figure
 	}
 }
 
+// network is net as the case runs on it: a limit on requests in flight
+// meets work that takes long enough to reach it.
+func (c limiterCase) network(net network) network {
+	if c.told > 0 {
+		net.work = 100 * time.Millisecond
+	}
+	return net
+}
+
 // figures simulates the case's plans on net through pacers that newPacer
 // makes: the median and worst ratio to the ideal, and the median share
 // refused.
 func (c limiterCase) figures(net network, newPacer func(Clock) simPacer) figures {
 	var ratios, shares []float64
+	net = c.network(net)
 	for seed := range simPlans() {
-		net := net
-		if c.told > 0 {
-			net.work = 100 * time.Millisecond
-		}
 		free := simulate(seed, simReads, nil, net, defaultPacer, 0).took
 		least := c.least
 		if c.oneAtATime {

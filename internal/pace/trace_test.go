@@ -79,7 +79,7 @@ func TestTrace(t *testing.T) {
 		}
 		var tr *tracer
 		var b strings.Builder
-		r := simulateOf(seed, simReads, c.new(), net.net, func(clock Clock) simPacer {
+		r := simulateOf(seed, simReads, c.new(), c.network(net.net), func(clock Clock) simPacer {
 			tr = &tracer{Pacer: defaultPacer(clock), clock: clock, log: &b, bins: map[int]*[3]int{}}
 			return tr
 		})
