@@ -5,9 +5,12 @@
 # and none, and HAProxy's http_req_rate, on loopback and behind a real
 # 80 ms round trip, with and without Retry-After. Each row: the median and
 # worst of $BENCH_ROUNDS plans (default 5) against the ideal, and the
-# median share refused. With a commit (the first argument, or BEFORE), the
-# provider built from it runs every plan too, just before this tree's: the
-# two side by side in one run, some 20 minutes on 2 cores (half without).
+# median share refused. BENCH_LIMITERS picks rows by a regular expression
+# on "limiter, network" (default: all); BENCH_LOGS, a directory, keeps
+# each plan's provider log at debug. With a commit (the first argument, or
+# BEFORE), the provider built from it runs every plan too, just before
+# this tree's: the two side by side in one run, some 20 minutes on 2 cores
+# (half without).
 # Targets (the pace model's, ARCHITECTURE.md): median <= 1.15x, worst
 # <= 1.25x, <= 3% refused.
 set -euo pipefail
@@ -15,6 +18,12 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 before="${1:-${BEFORE:-}}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+# The test runs in its package's directory: a log directory named from
+# here is made absolute first.
+if [ -n "${BENCH_LOGS:-}" ]; then
+  BENCH_LOGS="$(realpath -m "$BENCH_LOGS")"
+  export BENCH_LOGS
+fi
 cd "$root"
 if [ -n "$before" ]; then
   # The commit's tree, not a worktree: nothing is left in the repository.

@@ -3,6 +3,8 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +31,10 @@ const planReads = 300
 // median share refused over BENCH_ROUNDS plans (5). The ideal is the plan
 // without a limit on the same network, or Terraform's own time outside
 // the requests plus the least the limit allows, whichever is longer.
+// BENCH_LIMITERS, a regular expression, picks the rows whose "limiter,
+// network" it matches (default: all): a row's tail wants ten plans or
+// more. BENCH_LOGS names a directory that keeps each plan's provider log
+// at debug, to read where a slow plan's time went.
 // BENCH_BEFORE names a directory holding another build of the provider
 // (scripts/bench-limiters.sh builds one from a commit): each plan is then
 // run by it too, just before, for the two side by side in one run.
@@ -44,18 +50,32 @@ func BenchmarkRealLimiters(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
+	rows, err := regexp.Compile(os.Getenv("BENCH_LIMITERS"))
+	if err != nil {
+		b.Fatalf("BENCH_LIMITERS: %v", err)
+	}
 	s := standin.New(standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken,
 		Profiles: standin.Generate(planReads)}}})
 	srv, spanned := timedServer(s)
 	b.Cleanup(srv.Close)
 	upstream := srv.Listener.Addr().String()
-	// plan runs one plan through addr with the provider in plugins: its
-	// time and the span of its requests at the service.
-	plan := func(plugins, addr string) (took, span time.Duration) {
+	logs, logName := os.Getenv("BENCH_LOGS"), strings.NewReplacer(" ", "_", ",", "", ":", "", "/", "_")
+	if logs != "" {
+		if err := os.MkdirAll(logs, 0o755); err != nil {
+			b.Fatalf("BENCH_LOGS: %v", err)
+		}
+	}
+	// plan runs one plan, named name, through addr with the provider in
+	// plugins: its time and the span of its requests at the service.
+	plan := func(plugins, addr, name string) (took, span time.Duration) {
 		w := workspaceWith(b, plugins, fleetPlan("http://"+addr+"/production/api/v1", b.TempDir(), 0, planReads))
+		var env []string
+		if logs != "" {
+			env = []string{"TF_LOG_PROVIDER=debug", "TF_LOG_PATH=" + filepath.Join(logs, logName.Replace(name)+".log")}
+		}
 		spanned()
 		began := time.Now()
-		out, err := w.run(nil, "plan", "-input=false", "-no-color", "-refresh=false")
+		out, err := w.run(env, "plan", "-input=false", "-no-color", "-refresh=false")
 		took = time.Since(began)
 		if err != nil || !strings.Contains(out, fmt.Sprintf("read = %d", planReads)) {
 			b.Fatalf("the plan did not read its %d profiles: %v\n%s", planReads, err, out)
@@ -98,8 +118,8 @@ func BenchmarkRealLimiters(b *testing.B) {
 		}
 		for _, p := range providers {
 			var f free
-			for range 2 {
-				took, span := plan(p.dir, addr)
+			for i := range 2 {
+				took, span := plan(p.dir, addr, fmt.Sprintf("%s, no limit, %v, %d", p.name, oneWay, i+1))
 				f.took, f.own = f.took+took/2, f.own+(took-span)/2
 			}
 			frees[fmt.Sprint(p.name, oneWay)] = f
@@ -115,6 +135,9 @@ func BenchmarkRealLimiters(b *testing.B) {
 	table.WriteString("\n|---|---|" + strings.Repeat("---|", len(providers)) + "\n")
 	for _, l := range limiters {
 		for _, c := range columns {
+			if !rows.MatchString(l.name + ", " + c.name) {
+				continue
+			}
 			addr, statuses := l.start(c.retryAfter)
 			if c.oneWay > 0 {
 				addr = daemons.Distant(b, addr, c.oneWay)
@@ -123,7 +146,7 @@ func BenchmarkRealLimiters(b *testing.B) {
 			for r := range rounds {
 				for _, p := range providers {
 					seen := len(statuses())
-					took, _ := plan(p.dir, addr)
+					took, _ := plan(p.dir, addr, fmt.Sprintf("%s, %s, %s, %d", l.name, c.name, p.name, r+1))
 					// The limiter's counters empty, and its log is written,
 					// before the next plan.
 					time.Sleep(1500 * time.Millisecond)
