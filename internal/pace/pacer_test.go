@@ -37,6 +37,11 @@ type limiterCase struct {
 	// its rate; a window, all at its rate.
 	least time.Duration
 	told  int // a limit on requests in flight: the plan told it in advance
+	// work is the most a request takes at a service that limits requests
+	// in flight, as BenchmarkPacing's rows of the same limit give it, so
+	// that the two compare: a limit in flight meets work long enough to
+	// reach it.
+	work time.Duration
 	// oneAtATime is a bucket of one: a request that reaches it up to the
 	// network's jitter early is refused, so no client has them counted
 	// closer than an interval and half the jitter on average.
@@ -94,9 +99,9 @@ var unannounced = []limiterCase{
 	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
 		miss:  map[string]figures{"loopback": {1.07, 1.16, 3.9}, "80 ms": {1.07, 1.17, 4.2}}},
-	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4},
-	{name: "2 in flight", new: func() limiter { return &inFlight{n: 2} }, told: 2,
-		miss: map[string]figures{"loopback": {1.19, 2.21, 2.3}, "80 ms": {0.81, 1.0, 4.5}}},
+	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4, work: 100 * time.Millisecond},
+	{name: "2 in flight", new: func() limiter { return &inFlight{n: 2} }, told: 2, work: 60 * time.Millisecond,
+		miss: map[string]figures{"loopback": {1.3, 2.96, 2}, "80 ms": {0.59, 0.74, 3.6}}},
 }
 
 var announced = []limiterCase{
@@ -141,11 +146,10 @@ func runCases(t *testing.T, cases []limiterCase, target func(name string) figure
 	}
 }
 
-// network is net as the case runs on it: a limit on requests in flight
-// meets work that takes long enough to reach it.
+// network is net as the case runs on it, with the case's work.
 func (c limiterCase) network(net network) network {
-	if c.told > 0 {
-		net.work = 100 * time.Millisecond
+	if c.work > 0 {
+		net.work = c.work
 	}
 	return net
 }
