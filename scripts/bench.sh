@@ -47,7 +47,8 @@
 #      counted) in front of the stand-in, neither sending Retry-After.
 #      BENCH_TRACES=dir keeps each limited plan of (b) there, as the
 #      stand-in saw its requests (its -trace), one file per limiter and
-#      round; PACING_TRACE=dir does as much for (b2).
+#      round; PACING_TRACE=dir does as much for (b2), with the client's
+#      debug log (the pace's events) beside each plan.
 #  (c) Go benchmarks of list decoding, key encoding and the list's read.
 #  (d) refusing an oversized body: a list streamed past the 256 MiB limit
 #      with no Content-Length. Target: provider peak memory <= 1.5x the limit.

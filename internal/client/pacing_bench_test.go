@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/daemons"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 )
 
 // pacingLimiters are the limits real services put in front of an API: rates
@@ -59,7 +61,10 @@ var pacingLimiters = []struct {
 // service without its limit, if that is longer) and the share of requests
 // answered 429. A machine that
 // is busy with other work stretches the unlimited time, not the ratio.
-// PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace).
+// PACING_TRACE=dir writes each limiter's requests there (standin.Options.Trace),
+// and the client's debug log beside them. PACING_LIST=true reads the list
+// before the reads, as a plan does (the simulation's plans do), for
+// comparing the two; the targets are measured without it.
 //
 // A limit on requests in flight and the walkers' own pace do not each leave
 // the other be, as a rate does: a walker waits for its answer, and the
@@ -71,14 +76,14 @@ func BenchmarkPacing(b *testing.B) {
 	free := map[time.Duration]time.Duration{} // by the service's work
 	for _, l := range pacingLimiters {
 		if _, ok := free[l.opts.Work]; !ok {
-			free[l.opts.Work] = runPacing(b, standin.Options{Work: l.opts.Work}, nil, reads, DefaultMaxConcurrent).wall
+			free[l.opts.Work] = runPacing(context.Background(), b, standin.Options{Work: l.opts.Work}, nil, reads, DefaultMaxConcurrent).wall
 		}
 	}
 	for _, l := range pacingLimiters {
 		b.Run(l.name, func(b *testing.B) {
 			ideal := max(free[l.opts.Work], limitedIdeal(l.opts, reads))
 			if l.opts.MaxInFlight > 0 {
-				ideal = max(ideal, runPacing(b, l.opts, nil, reads, l.opts.MaxInFlight).wall)
+				ideal = max(ideal, runPacing(context.Background(), b, l.opts, nil, reads, l.opts.MaxInFlight).wall)
 				b.ResetTimer()
 			}
 			measurePacing(b, l.name, l.opts, l.front, reads, ideal)
@@ -108,23 +113,32 @@ func BenchmarkPacingSlowBuckets(b *testing.B) {
 // reports the wall time against ideal and the share of requests answered
 // 429. PACING_TRACE=dir writes the requests of each run to a file of its
 // own there, dir/name-NNN.txt, numbered across the runs of the process, so
-// that -count keeps the trace of a rare slow run.
+// that -count keeps the trace of a rare slow run, and the client's debug log
+// (the pace's events among it) to dir/name-NNN.log, each line led by the
+// milliseconds since the run began, as the requests' are.
 func measurePacing(b *testing.B, name string, opts standin.Options, front frontLimiter, reads int, ideal time.Duration) {
 	b.Helper()
 	var wall time.Duration
 	var refused, total int64
 	for range b.N {
-		opts := opts
+		opts, ctx := opts, context.Background()
 		if dir := os.Getenv("PACING_TRACE"); dir != "" {
 			traceSeq++
-			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%03d.txt", name, traceSeq)))
+			base := filepath.Join(dir, fmt.Sprintf("%s-%03d", name, traceSeq))
+			f, err := os.Create(base + ".txt")
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer f.Close()
+			log, err := os.Create(base + ".log")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer log.Close()
 			opts.Trace = f
+			ctx = tflogtest.RootLogger(ctx, &sinceWriter{w: log, start: time.Now()})
 		}
-		r := runPacing(b, opts, front, reads, DefaultMaxConcurrent)
+		r := runPacing(ctx, b, opts, front, reads, DefaultMaxConcurrent)
 		wall += r.wall
 		refused += r.refused
 		total += r.requests
@@ -173,6 +187,23 @@ func limitedIdeal(opts standin.Options, reads int) time.Duration {
 // traceSeq numbers the runs of the process that PACING_TRACE writes.
 var traceSeq int
 
+// sinceWriter leads each write (a logger writes a line at a time) with the
+// milliseconds since start, as the stand-in's trace leads its lines.
+type sinceWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	start time.Time
+}
+
+func (s *sinceWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := fmt.Fprintf(s.w, "%.1f ", float64(time.Since(s.start).Microseconds())/1000); err != nil {
+		return 0, err
+	}
+	return s.w.Write(p)
+}
+
 type pacingRun struct {
 	wall              time.Duration
 	requests, refused int64
@@ -181,7 +212,7 @@ type pacingRun struct {
 // runPacing takes reads as Terraform's walkers do, through a client with the
 // provider's default settings but for maxConcurrent, from the stand-in
 // limited by opts, or, with a front, from an unlimited one behind it.
-func runPacing(b *testing.B, opts standin.Options, front frontLimiter, reads, maxConcurrent int) pacingRun {
+func runPacing(ctx context.Context, b *testing.B, opts standin.Options, front frontLimiter, reads, maxConcurrent int) pacingRun {
 	b.Helper()
 	if front != nil {
 		opts = standin.Options{Work: opts.Work, Trace: opts.Trace}
@@ -207,6 +238,15 @@ func runPacing(b *testing.B, opts standin.Options, front frontLimiter, reads, ma
 		b.Fatal(err)
 	}
 	start := time.Now()
+	if os.Getenv("PACING_LIST") == "true" {
+		// The list first, then Terraform's some 100 ms to expand its
+		// for_each, as the simulation has it (internal/pace, simulate): the
+		// pace's first second then counts from the list's request.
+		if _, err := c.ListProfiles(ctx); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(80*time.Millisecond + rand.N(40*time.Millisecond))
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	ended := make([]time.Duration, 10) // by walker: when its last read ended
@@ -215,7 +255,7 @@ func runPacing(b *testing.B, opts standin.Options, front frontLimiter, reads, ma
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(reads); i = next.Add(1) - 1 {
-				if _, err := c.GetProfile(context.Background(), fmt.Sprintf("bp_gen_%07d", i)); err != nil {
+				if _, err := c.GetProfile(ctx, fmt.Sprintf("bp_gen_%07d", i)); err != nil {
 					b.Error(err)
 				}
 				ended[w] = time.Since(start)
