@@ -122,7 +122,11 @@ func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 		// in flight. Only after a cut: till then, few went with others only
 		// because the pace was low.
 		p.inFlightLimit = t.others
-		p.event("the service limits the requests in flight: holding to that many", map[string]any{"in_flight": p.inFlightLimit})
+		// Its refusals, not a rate's, cut the pace: it starts again.
+		p.refused, p.cutTo, p.doubling, p.grown, p.lastCut, p.heard = 0, 0, true, 0, time.Time{}, nothingAccepted
+		p.setPace(now)
+		p.event("the service limits the requests in flight: holding to that many, the pace starting again", map[string]any{
+			"in_flight": p.inFlightLimit, "pace_per_second": rateField(float64(p.pace.Limit()))})
 	default:
 		p.cutPace(t, now)
 	}

@@ -11,7 +11,7 @@ import (
 
 // After a cut, a refusal of a request sent with more others in flight than
 // all but one of those accepted since holds the pacer to that many in
-// flight.
+// flight, and starts its pace afresh.
 func TestPacer_inFlightLimit(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	p := New(clock, 8, 0, time.Minute)
@@ -32,6 +32,10 @@ func TestPacer_inFlightLimit(t *testing.T) {
 	}
 	tickets := send(3)
 	answer(tickets[2], true)
+	// The cut was that limit's, not a rate's: the pace starts afresh.
+	if got := float64(p.pace.Limit()); got != StartRate || !p.doubling || !p.lastCut.IsZero() {
+		t.Errorf("after the limit in flight was learnt, the pace is %.2f a second (doubling %t, cut at %v); want %v, doubling, no cut", got, p.doubling, p.lastCut, float64(StartRate))
+	}
 	answer(tickets[0], false)
 	answer(tickets[1], false)
 	send(2)

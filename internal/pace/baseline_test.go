@@ -284,7 +284,12 @@ func (a *adaptive) Done(t Ticket, ans Answer) {
 		}
 	case a.r.inFlight && sinceCut && a.cut && len(a.mostOK) >= InFlightEvidence &&
 		t.others > slices.Sorted(slices.Values(a.mostOK))[len(a.mostOK)-2]:
-		a.window = t.others
+		// The refusals were the limit in flight's: the rate starts again,
+		// as the Pacer's does.
+		a.window, a.enabled = t.others, false
+		if a.r.start {
+			a.startBase, a.startEnd, a.startAt, a.grown = StartRate, math.Inf(1), now, 0
+		}
 	default:
 		a.throttle(t, now)
 	}

@@ -70,7 +70,8 @@
 //     gaps doubling up to maxWait, the pace not cut, till one is accepted.
 //   - After a cut, a refusal of a request sent with more in flight than
 //     all but one of the last InFlightHistory accepted holds the Pacer to
-//     that many in flight. A Retry-After past RoundingPause holds all.
+//     that many in flight and starts the pace afresh: those refusals were
+//     that limit's, not a rate's. A Retry-After past RoundingPause holds all.
 //
 // Pacers in several processes that talk to one service with the same
 // credentials can share the model (Share, share.go): the model is one plain

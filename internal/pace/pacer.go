@@ -81,19 +81,20 @@ type Pacer struct {
 type model struct {
 	gate    gate
 	checked time.Time // when members were last checked for liveness (share.go)
-	// lastCut is when a refusal last cut the pace: zero before the first.
+	// lastCut is when a refusal last cut the pace: zero before the first,
+	// and again once a limit in flight is learnt (the pace starts afresh).
 	// Only an answer to a request sent after it says anything of the pace.
 	lastCut time.Time
 	// refused is the rate the last cut took the limit for, which the cubic
 	// returns to after Recover: the rate refused or, after a shut-out,
-	// mostAccepted if less; 0 before the first cut.
+	// mostAccepted if less; 0 while lastCut is zero.
 	refused float64
-	cutTo   float64 // the rate the last cut set, where the cubic begins: at most Backoff of refused; 0 before
+	cutTo   float64 // the rate the last cut set, where the cubic begins: at most Backoff of refused; 0 while refused is
 	// doubling: the rate doubles every StartDoubling of grown, from
-	// StartRate before the first refusal (with no end) and from
-	// FirstBackoff of refused after one, up to cutTo; otherwise it
-	// follows the cubic, from cutTo back to refused after Recover. Always
-	// true before the first refusal, so the rate is never nothing.
+	// StartRate while lastCut is zero (with no end) and from FirstBackoff
+	// of refused after a cut, up to cutTo; otherwise it follows the cubic,
+	// from cutTo back to refused after Recover. Always true while lastCut
+	// is zero, so the rate is never nothing.
 	doubling      bool
 	grown         time.Duration // how long requests waited for the pace since the curve began
 	polled        time.Time     // when a request last asked to go
