@@ -574,13 +574,14 @@ func compare(b *strings.Builder, variants []variant) {
 	}
 }
 
-// toldRate is the rate each unannounced row's limit admits, for
-// TestBaseline_told; a row limiting requests in flight is told its limit.
+// toldRate is the rate each unannounced row's limit admits (the most, where
+// it changes), for TestBaseline_told; a row limiting requests in flight is
+// told its limit.
 var toldRate = map[string]float64{
 	"bucket burst 1": 50, "bucket burst 10": 50, "bucket burst 50": 50, "bucket 50, burst 20 queued": 50,
 	"bucket 30, burst 1": 30, "fixed window": 50, "rolling window": 50, "rolling, counting refused": 50,
 	"bucket burst 10, no Retry-After": 50, "rolling, counting refused, no Retry-After": 50,
-	"HAProxy's rate, no Retry-After": 50, "HAProxy's rate, Retry-After: 1": 50, "halved after 3 s": 50,
+	"HAProxy's rate, no Retry-After": 50, "HAProxy's rate, Retry-After: 1": 50, "halved after 3 s": 50, "doubled after 3 s": 50,
 }
 
 // TestBaseline_told is the floor of the targets: today's Pacer told the

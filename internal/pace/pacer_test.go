@@ -96,9 +96,15 @@ var unannounced = []limiterCase{
 	// refusal near a plan's end costs it more than the targets allow.
 	{name: "HAProxy's rate, Retry-After: 1", new: func() limiter { return &periodRate{n: 50} }, least: perSecond(50, simReads+1),
 		miss: map[string]figures{"80 ms": {1.22, 1.4, 2.6}}},
-	{name: "halved after 3 s", new: func() limiter { return &halved{bucket: newBucket(50, 10), after: 3 * time.Second} },
+	{name: "halved after 3 s", new: func() limiter { return &stepped{bucket: newBucket(50, 10), after: 3 * time.Second, factor: 0.5} },
 		least: 3*time.Second + perSecond(25, simReads+1-10-150),
 		miss:  map[string]figures{"loopback": {1.07, 1.16, 3.9}, "80 ms": {1.07, 1.17, 4.2}}},
+	// A limit raised (others sharing it stopped) is found only by the
+	// cubic's growth past the rate refused, Recover's pace: a longer
+	// Recover refuses less and finds it later.
+	{name: "doubled after 3 s", new: func() limiter { return &stepped{bucket: newBucket(25, 10), after: 3 * time.Second, factor: 2} },
+		least: 3*time.Second + perSecond(50, simReads+1-10-75),
+		miss:  map[string]figures{"loopback": {1.36, 1.42, 2.3}, "80 ms": {1.41, 1.53, 3.3}}},
 	{name: "4 in flight", new: func() limiter { return &inFlight{n: 4} }, told: 4, work: 100 * time.Millisecond},
 	{name: "2 in flight", new: func() limiter { return &inFlight{n: 2} }, told: 2, work: 60 * time.Millisecond,
 		miss: map[string]figures{"loopback": {1.12, 2.81, 2}, "80 ms": {0.59, 0.76, 3.6}}},

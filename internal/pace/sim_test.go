@@ -116,23 +116,26 @@ func (l *inFlight) admit(time.Time) (bool, time.Duration, http.Header) {
 }
 func (l *inFlight) finish(time.Time) { l.l.Leave() }
 
-// halved is a limiter whose rate halves at a time into the plan.
-type halved struct {
+// stepped is a bucket whose rate changes by factor at a time into the
+// plan: halved, as a service under load sheds; doubled, as a limit shared
+// with others frees their share when they stop.
+type stepped struct {
 	*bucket
-	after time.Duration
-	first time.Time
-	done  bool
+	after  time.Duration
+	factor float64
+	first  time.Time
+	done   bool
 }
 
-func (h *halved) admit(at time.Time) (bool, time.Duration, http.Header) {
-	if h.first.IsZero() {
-		h.first = at
+func (s *stepped) admit(at time.Time) (bool, time.Duration, http.Header) {
+	if s.first.IsZero() {
+		s.first = at
 	}
-	if !h.done && at.Sub(h.first) >= h.after {
-		h.SetRate(at, h.Rate()/2)
-		h.done = true
+	if !s.done && at.Sub(s.first) >= s.after {
+		s.SetRate(at, s.Rate()*s.factor)
+		s.done = true
 	}
-	return h.bucket.admit(at)
+	return s.bucket.admit(at)
 }
 
 // announcing is a quota service (gate_test.go's) as a limiter.
