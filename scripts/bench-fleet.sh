@@ -62,7 +62,11 @@ awk '
       if (name ~ /K=1(\/|$)/) { wantx = 1000; wants = 100 }
       verdict = (x <= wantx && s <= wants) ? "PASS" : "OVER"
       if (failed[name] > 0) { verdict = "FAIL"; bad = 1 }
-      printf "  %-24s %5.2fx ideal %6.1f%% refused %3d plans failed  %s  (span %.2fx)\n", name, x, s, failed[name], verdict, median(span[name])
+      t = ""
+      if (wantx < 1000) t = sprintf("<= %.1fx", wantx)
+      if (wants < 100) t = t (t == "" ? "" : ", ") sprintf("<= %d%% refused", wants)
+      target = "target " (t == "" ? "no plan failed" : t)
+      printf "  %-24s %5.2fx ideal %6.1f%% refused %3d plans failed  %s  (span %.2fx)  %s\n", name, x, s, failed[name], verdict, median(span[name]), target
       xs[name] = x
     }
     if (("nginx/K=1" in xs) && ("nginx/K=1/redis-20ms" in xs)) {

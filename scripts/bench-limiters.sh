@@ -11,8 +11,7 @@
 # BEFORE), the provider built from it runs every plan too, just before
 # this tree's: the two side by side in one run, some 20 minutes on 2 cores
 # (half without).
-# Targets (the pace model's, ARCHITECTURE.md): median <= 1.15x, worst
-# <= 1.25x, <= 3% refused.
+# The targets are printed with the table (limiters_test.go).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 before="${1:-${BEFORE:-}}"

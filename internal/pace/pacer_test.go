@@ -138,11 +138,16 @@ func runCases(t *testing.T, cases []limiterCase, target func(name string) figure
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%s", c.name, n.name), func(t *testing.T) {
 				got := c.figures(n.net, func(c Clock) simPacer { return defaultPacer(c) })
-				t.Logf("median %.3fx, worst %.3fx, %.2f%% refused", got.median, got.worst, got.refused)
 				want, missed := c.miss[n.name]
-				if !missed {
-					want = target(c.name)
+				goal := target(c.name)
+				held := ""
+				if missed {
+					held = fmt.Sprintf("; held at <= %.2fx, <= %.2fx, <= %.1f%%", want.median, want.worst, want.refused)
+				} else {
+					want = goal
 				}
+				t.Logf("median %.3fx, worst %.3fx, %.2f%% refused; target <= %.2fx, <= %.2fx, <= %.1f%%%s",
+					got.median, got.worst, got.refused, goal.median, goal.worst, goal.refused, held)
 				if !want.within(got) {
 					t.Errorf("median %.3fx, worst %.3fx, %.2f%% refused: want <= %.2fx, <= %.2fx, <= %.1f%%",
 						got.median, got.worst, got.refused, want.median, want.worst, want.refused)
