@@ -128,7 +128,7 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 		// Its share of what remains, spread evenly until the reset, or
 		// over maxWait when the reset is further: the gate plans no
 		// further ahead than it waits.
-		gap := time.Duration(float64(min(g.spreadUntil().Sub(now), maxWait)) / budget)
+		gap := nanos(float64(min(g.spreadUntil().Sub(now), maxWait)) / budget)
 		if wait := g.lastGo.Add(gap).Sub(now); wait > 0 {
 			return wait
 		}

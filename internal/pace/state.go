@@ -234,14 +234,16 @@ func sane(st *state) bool {
 // of one, rounded to the nanosecond before, so that a wait the limiter
 // told is never lengthened by the round trip through the state; and that
 // then reserved the tokens owed by requests let go before their tokens
-// came (the whole tokens under none).
+// came (the whole tokens under none). The wait converts through nanos: a
+// sane state may hold any finite pace, and one too slow for a Duration
+// waits the longest one.
 func limiterAt(l rate.Limit, tokens float64, at time.Time) *rate.Limiter {
 	lim := rate.NewLimiter(l, 1)
 	if tokens >= 1 || l <= 0 || l == rate.Inf {
 		return lim
 	}
 	owed := math.Ceil(-min(tokens, 0))
-	lim.AllowN(at.Add(-time.Duration(math.Ceil((tokens+owed)/float64(l)*float64(time.Second)))), 1)
+	lim.AllowN(at.Add(-nanos(math.Ceil((tokens+owed)/float64(l)*float64(time.Second)))), 1)
 	if owed > 0 {
 		lim.SetBurstAt(at, int(owed))
 		lim.ReserveN(at, int(owed))

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/time/rate"
 )
 
 // filled is a state whose every field of the model holds a value of its
@@ -87,5 +89,23 @@ func TestState_goldenEncoding(t *testing.T) {
 	want, ok := golden[StateFormat]
 	if !ok || got != want {
 		t.Fatalf("the encoding of format %q is not its golden one: if the encoding changed, change StateFormat and add its golden:\n%q: %q,", StateFormat, StateFormat, got)
+	}
+}
+
+// TestState_aPaceTooSlowForADuration: a sane state may hold any finite
+// pace; one so slow that its token's wait is past a Duration's range
+// waits the longest Duration, never a wrapped one, and never goes at once.
+func TestState_aPaceTooSlowForADuration(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, limit := range []float64{1e-12, 1e-300} {
+		for _, tokens := range []float64{0.5, 0, -3} {
+			lim := limiterAt(rate.Limit(limit), tokens, now)
+			if got := lim.TokensAt(now); got > 1 || got < -4 {
+				t.Errorf("limiterAt(%g, %g): %g tokens now, want the %g given", limit, tokens, got, tokens)
+			}
+			if wait := (&Pacer{pace: lim}).tokenWait(now); wait < 100*365*24*time.Hour {
+				t.Errorf("limiterAt(%g, %g): the next token in %v, want the longest wait", limit, tokens, wait)
+			}
+		}
 	}
 }
