@@ -412,14 +412,14 @@ check() { # LABEL VALUE TARGET CONDITION [MISS]: a miss fails the run, or, given
   if [ "$(echo "$4" | bc)" != 1 ]; then
     if [ -n "${5:-}" ]; then v=$5; else v=FAIL failed=1; fi
   fi
-  printf '  %-30s %-14s %-18s %s\n' "$1" "$2" "$3" "$v"
+  printf '  %-34s | %-22s | %-16s | %s\n' "$1" "$2" "$3" "$v"
 }
 # The same targets on our additions: a miss is shown, not failed.
 report() { check "$@" "OVER"; }
 echo "== summary (medians of $rounds rounds for (a) and for each limiter in (b), of 3 in (b2))"
 check "(a) provider CPU" "${cpu_med}x floor" "target <= 1x" "$cpu_med <= 1"
-check "(a) provider memory" "${mem_med}x body" "target <= 5x" "$mem_med <= 5"
-check "(a) provider memory" "${tf_med}% of terraform's" "target <= 25%" "$tf_med <= 25"
+check "(a) provider memory, to the body" "${mem_med}x body" "target <= 5x" "$mem_med <= 5"
+check "(a) provider memory, to terraform's" "${tf_med}% of terraform's" "target <= 25%" "$tf_med <= 25"
 check "(b) core, worst wall time" "${worst_ratio[core]}x ideal" "target <= 1.15x" "${worst_ratio[core]} <= 1.15"
 check "(b) core, worst 429 share" "${worst_share[core]}%" "target <= 3%" "${worst_share[core]} <= 3"
 check "(b) errors, all limiters" "$errors" "target 0" "$errors == 0 && $rate_rc == 0"
