@@ -38,6 +38,8 @@ var mayImport = map[string][]string{
 	"internal/daemons":     nil,
 	"internal/releasetest": nil,
 	"cmd/benchfloor":       nil,
+	"internal/benchdoc":    nil,
+	"cmd/benchdoc":         {"internal/benchdoc"},
 }
 
 func TestArchitecture_importsGoOneWay(t *testing.T) {

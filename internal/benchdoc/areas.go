@@ -1,0 +1,114 @@
+package benchdoc
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Area is one part of BENCHMARKS.md and the recording it is read from.
+type Area struct {
+	Name    string // benchmarks/Name.txt, and make bench-record's AREAS
+	Title   string
+	Command string // what make bench-record runs for it
+	// Packages are the programs it runs (a test binary's packages with
+	// their tests' imports): their non-test Go files, and those of every
+	// package of this module they link, are what it measures.
+	Packages []string
+	// Harness are the files that define its measurements (pathspecs).
+	Harness []string
+	Tables  func(*Record) ([]*Table, error)
+}
+
+// Areas are BENCHMARKS.md's areas, in its order.
+var Areas = []Area{
+	{
+		Name: "limiters", Title: "One plan behind real limiters", Command: "make bench-limiters",
+		Packages: []string{".", "./internal/e2e"},
+		Harness:  []string{"scripts/bench-limiters.sh", "internal/e2e/limiters_test.go", "internal/e2e/e2e_test.go", "internal/e2e/fleet_test.go"},
+		Tables:   limitersTables,
+	},
+	{
+		Name: "bench", Title: "The list at scale, the stand-in's limiters and fleets", Command: "make bench",
+		Packages: []string{".", "./cmd/standin", "./cmd/benchfloor", "./internal/client", "./internal/listing", "./internal/provider", "./internal/e2e"},
+		Harness: []string{"scripts/bench.sh", "scripts/bench-fleet.sh", "scripts/lib.sh", "internal/e2e/fleet_test.go", "internal/e2e/e2e_test.go",
+			"internal/client/pacing_bench_test.go", "internal/client/profilekey_test.go", "internal/client/tally_test.go",
+			"internal/listing/decode_test.go", "internal/provider/bench_test.go"},
+		Tables: benchTables,
+	},
+	{
+		Name: "scale", Title: "The Redis store at scale", Command: "PACE_SCALE=1 go test -run TestScale_membersThroughOneRedis ./internal/paceredis/",
+		Packages: []string{"./internal/paceredis"},
+		Harness:  []string{"internal/paceredis/scale_test.go"},
+		Tables:   scaleTables,
+	},
+	{
+		Name: "simulation", Title: "The pace in virtual time", Command: "go test -v -run TestPacer_ ./internal/pace/, and PACE_BASELINE=1's tables",
+		Packages: []string{"./internal/pace"},
+		Harness:  []string{":(glob)internal/pace/*_test.go"},
+		Tables:   simulationTables,
+	},
+}
+
+// Stale lists the files area measures that changed between the record's
+// commit and HEAD in the repository at root; none when the record speaks
+// for the head.
+func Stale(root string, a Area, r *Record) ([]string, error) {
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		out, err := cmd.Output()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		return string(out), err
+	}
+	if _, err := git("merge-base", "--is-ancestor", r.Commit, "HEAD"); err != nil {
+		return nil, fmt.Errorf("benchmarks/%s.txt measured %.12s, which is not in HEAD's history: record it again (%v)", a.Name, r.Commit, err)
+	}
+	dirs, err := measuredDirs(root, a.Packages)
+	if err != nil {
+		return nil, err
+	}
+	code := []string{"go.mod", "go.sum", ":(exclude,glob)**/*_test.go"}
+	for _, d := range dirs {
+		code = append(code, ":(glob)"+filepath.ToSlash(filepath.Join(d, "*.go")))
+	}
+	var changed []string
+	for _, paths := range [][]string{code, a.Harness} {
+		out, err := git(append([]string{"diff", "--name-only", r.Commit, "HEAD", "--"}, paths...)...)
+		if err != nil {
+			return nil, err
+		}
+		changed = append(changed, strings.Fields(out)...)
+	}
+	slices.Sort(changed)
+	return slices.Compact(changed), nil
+}
+
+// measuredDirs are the directories, relative to root, of this module's
+// packages that pkgs link, with their tests.
+func measuredDirs(root string, pkgs []string) ([]string, error) {
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-test", "-f", "{{if not .Standard}}{{.Dir}}{{end}}"}, pkgs...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return nil, fmt.Errorf("go list %s: %v: %s", strings.Join(pkgs, " "), err, ee.Stderr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, d := range strings.Fields(string(out)) {
+		if rel, err := filepath.Rel(abs, d); err == nil && !strings.HasPrefix(rel, "..") {
+			dirs = append(dirs, rel)
+		}
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs), nil
+}

@@ -1,0 +1,69 @@
+package benchdoc
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+var (
+	limitersTarget = regexp.MustCompile(`targets: median <= ([\d.]+)x, worst <= ([\d.]+)x, refused <= ([\d.]+)%`)
+	limitersCell   = regexp.MustCompile(`^([\d.]+)x, worst ([\d.]+)x, ([\d.]+)%$`)
+	limitersPlans  = regexp.MustCompile(`^\s+limiters_test\.go:\d+: .*, now, (\d+): `)
+)
+
+// limitersTables reads BenchmarkRealLimiters' table: this tree's provider
+// (its "now" column) behind each real limiter and network.
+func limitersTables(r *Record) ([]*Table, error) {
+	var target []string
+	for _, line := range r.Lines {
+		if m := limitersTarget.FindStringSubmatch(line); m != nil {
+			target = m[1:]
+		}
+	}
+	if target == nil {
+		return nil, fmt.Errorf("limiters: no targets line: did BenchmarkRealLimiters end?")
+	}
+	plans := 0
+	for _, line := range r.Lines {
+		if m := limitersPlans.FindStringSubmatch(line); m != nil {
+			fmt.Sscan(m[1], &plans)
+		}
+	}
+	var found [][]string
+	for _, tab := range splitTables(r.Lines) {
+		if len(tab) > 2 && tab[0][0] == "limiter" && tab[0][1] == "network" {
+			found = tab
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("limiters: no table of limiters")
+	}
+	now := -1
+	for i, h := range found[0] {
+		if h == "now" {
+			now = i
+		}
+	}
+	if now < 0 {
+		return nil, fmt.Errorf("limiters: the table has no column for this tree's provider (now): %q", found[0])
+	}
+	t := &Table{ID: "limiters", Title: "One plan through Terraform behind real nginx and HAProxy",
+		Header: []string{"limiter", "network", "median", "worst", "refused"}, Keys: 2,
+		Note: fmt.Sprintf("The list and 300 reads, no rate set, behind a real limiter of 50 a second in front of the stand-in, on loopback and "+
+			"behind a real 80 ms round trip, %d plans a row, each starting with no pace saved: the median and worst plan against the ideal "+
+			"(the plan without the limit, or Terraform's own time plus the least the limit allows, whichever is longer), and the median share "+
+			"refused. Targets: median <= %sx, worst <= %sx, refused <= %s%%; a figure past one is bold.", plans, target[0], target[1], target[2])}
+	for _, row := range found[2:] {
+		m := limitersCell.FindStringSubmatch(row[now])
+		if m == nil {
+			return nil, fmt.Errorf("limiters: the cell %q of %s, %s does not read", row[now], row[0], row[1])
+		}
+		cells := []string{row[0], strings.TrimSpace(row[1]), m[1] + "x", m[2] + "x", m[3] + "%"}
+		over(cells, 2, m[1], target[0])
+		over(cells, 3, m[2], target[1])
+		over(cells, 4, m[3], target[2])
+		t.Rows = append(t.Rows, cells)
+	}
+	return []*Table{t}, nil
+}

@@ -1,0 +1,54 @@
+package benchdoc
+
+import (
+	"fmt"
+	"strings"
+)
+
+// scaleColumns are the columns of TestScale_membersThroughOneRedis' table
+// that BENCHMARKS.md keeps: what a fleet took, and what each request cost
+// the store.
+var scaleColumns = []string{"K", "Redis", "slowest", "median", "refused", "steps / request", "busy steps",
+	"commands / request", "bytes / request", "Redis CPU, one core", "fleet's CPU, cores"}
+
+// scaleTables reads TestScale_membersThroughOneRedis' table.
+func scaleTables(r *Record) ([]*Table, error) {
+	var found [][]string
+	for _, tab := range splitTables(r.Lines) {
+		if len(tab) > 2 && tab[0][0] == "K" && tab[0][1] == "Redis" {
+			found = tab
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("scale: no table of fleets: did TestScale_membersThroughOneRedis run with PACE_SCALE=1?")
+	}
+	index := make([]int, len(scaleColumns))
+	for i, c := range scaleColumns {
+		index[i] = -1
+		for j, h := range found[0] {
+			if h == c {
+				index[i] = j
+			}
+		}
+		if index[i] < 0 {
+			return nil, fmt.Errorf("scale: the table has no column %q", c)
+		}
+	}
+	t := &Table{ID: "scale", Title: "K runs through one Redis", Header: scaleColumns, Keys: 2,
+		Note: "K members, each a Pacer with a `paceredis.Store` of its own, in one process as goroutines, ten walkers each " +
+			"(20 to 150 ms between reads), some 2,000 reads a fleet, against one limiter of 50 a second (burst 10), through a real " +
+			"`redis-server` on loopback and 2 ms away: the slowest and median member against every read at 50 a second, the share " +
+			"refused, the round trips to Redis (steps) per request and the share of steps busy, Redis's commands, bytes and CPU, " +
+			"and the CPU the fleet's own process kept busy. A measurement: no target is set (the many-runs guide draws its limit from it)."}
+	for _, row := range found[2:] {
+		cells := make([]string, len(index))
+		for i, j := range index {
+			if j >= len(row) {
+				return nil, fmt.Errorf("scale: a row has %d cells: %q", len(row), strings.Join(row, " | "))
+			}
+			cells[i] = row[j]
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return []*Table{t}, nil
+}
