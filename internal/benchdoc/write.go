@@ -33,9 +33,11 @@ func Document(root string) (string, map[string]*Table, error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("benchmarks/%s.txt: %w", a.Name, err)
 		}
-		fmt.Fprintf(&b, "\n## %s\n\n", a.Title)
-		fmt.Fprintf(&b, "Measured %s at `%.12s` (%q) on %s, by `%s` (`benchmarks/%s.txt`, exit %s). Nothing it measures has changed since.\n",
-			strings.TrimSuffix(r.Date, "Z"), r.Commit, r.Subject, r.Machine, a.Command, a.Name, r.Exit)
+		date, _, _ := strings.Cut(r.Date, "T")
+		cores, cpu, _ := strings.Cut(r.Machine, ", ")
+		fmt.Fprintf(&b, "\n## %s: %s, `%.12s`, %s\n\n", a.Title, date, r.Commit, cores)
+		fmt.Fprintf(&b, "Measured from %s at the commit %q, on %s, by `%s`; its whole output is `benchmarks/%s.txt` (exit %s). "+
+			"Nothing it measures has changed since.\n", r.Date, r.Subject, cpu, a.Command, a.Name, r.Exit)
 		for _, t := range tables {
 			if byID[t.ID] != nil {
 				return "", nil, fmt.Errorf("two tables are named %q", t.ID)
@@ -50,19 +52,21 @@ func Document(root string) (string, map[string]*Table, error) {
 
 const intro = `# Benchmarks
 
-Today's figures, each table with its target. Written by ` + "`make benchmarks`" + ` (` + "`internal/benchdoc`" + `)
-from the whole output that ` + "`make bench-record`" + ` kept of each area's measuring
-targets and switches in ` + "`benchmarks/`" + `: nothing here is typed. Each area names
-the commit it measured, the date and the machine; it may be older than the
-head only while nothing it measures (the packages its programs link, the
-files that define it, ` + "`go.mod`" + `) has changed since, which the tests check.
+Today's figures, each table with its target. Written by ` + "`make benchmarks`" + `
+(` + "`internal/benchdoc`" + `) from the whole output that ` + "`make bench-record`" + ` kept
+of each area's measuring targets and switches in ` + "`benchmarks/`" + `: nothing
+here is typed. Each area's heading names the date, the commit measured and
+the machine's cores; an area may be older than the head only while nothing
+it measures (the packages its programs link, the files that define it,
+` + "`go.mod`" + `) has changed since, which the tests check.
 
 A figure quoted elsewhere (the README, the guides, ARCHITECTURE.md) cites
-its table as (table · row · column), a row named by its first cells; the
-tests hold every such quote to the table. To compare with another build:
-` + "`git log -p benchmarks/`" + ` shows each recording against the one before, and
-what a change was tried against, and why it was dropped, is in its commit's
-body.
+its table as (table · row · column), a row named by its first cells, or
+sits in a table of quotes whose last column, headed BENCHMARKS.md, names
+the table and row; the tests hold every quote to its cell. To compare
+builds, ` + "`go run ./cmd/benchdoc -against <rev>`" + ` lists every figure that
+moved since that revision's recordings; what a change tried, and why it
+was dropped, is in its commit's body.
 `
 
 // citation is a figure quoted from a table: "1.12x (limiters · nginx
@@ -74,11 +78,31 @@ type Quote struct {
 	Figure, Table, Row, Column string
 }
 
-// Quotes are the citations in text.
+// quoteTable is the last header cell of a page's table of quotes: each of
+// its rows names a table and row as "table · row" in that column, and
+// each cell between the first column and the last repeats the column of
+// the same name.
+const quoteTable = "BENCHMARKS.md"
+
+// Quotes are the citations in text, inline and in tables of quotes.
 func Quotes(text string) []Quote {
 	var qs []Quote
 	for _, m := range citation.FindAllStringSubmatch(strings.Join(strings.Fields(text), " "), -1) {
 		qs = append(qs, Quote{Figure: m[2], Table: m[3], Row: strings.TrimSpace(m[4]), Column: strings.TrimSpace(m[5])})
+	}
+	for _, tab := range splitTables(strings.Split(text, "\n")) {
+		header := tab[0]
+		if len(tab) < 3 || header[len(header)-1] != quoteTable {
+			continue
+		}
+		for _, row := range tab[2:] {
+			table, name, _ := strings.Cut(row[len(row)-1], " · ")
+			for i := 1; i < len(row)-1 && i < len(header); i++ {
+				if row[i] != "" && row[i] != "-" {
+					qs = append(qs, Quote{Figure: strings.Trim(row[i], "*"), Table: table, Row: name, Column: header[i]})
+				}
+			}
+		}
 	}
 	return qs
 }
@@ -104,8 +128,22 @@ func Check(q Quote, tables map[string]*Table) error {
 
 var figureOf = regexp.MustCompile(`-?\d[\d,]*(?:\.\d+)?(?:x|%| ms| s| MB| KB| µs)?`)
 
-// Uncited is text with its whitespace folded and every citation, with the
-// figure it cites, taken out: what is left quotes nothing from a table.
+// Uncited is text with its tables of quotes, its whitespace folded and
+// every citation, with the figure it cites, taken out: what is left quotes
+// nothing from a table.
 func Uncited(text string) string {
-	return citation.ReplaceAllString(strings.Join(strings.Fields(text), " "), "")
+	var kept []string
+	inQuotes := false
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		if !strings.HasPrefix(l, "|") {
+			inQuotes = false
+		} else if strings.HasSuffix(l, "| "+quoteTable+" |") {
+			inQuotes = true
+		}
+		if !inQuotes {
+			kept = append(kept, line)
+		}
+	}
+	return citation.ReplaceAllString(strings.Join(strings.Fields(strings.Join(kept, "\n")), " "), "")
 }

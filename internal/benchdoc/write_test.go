@@ -32,3 +32,15 @@ func TestQuotes_andCheck(t *testing.T) {
 		t.Errorf("Uncited = %q", got)
 	}
 }
+
+func TestQuotes_tables(t *testing.T) {
+	text := "Before.\n\n| what | median | worst | BENCHMARKS.md |\n|---|---|---|---|\n" +
+		"| a plan, 1.99x by eye | **1.35x** | - | limiters · nginx, no burst, 80 ms |\n\nAfter 1.50x.\n"
+	qs := Quotes(text)
+	if len(qs) != 1 || qs[0] != (Quote{"1.35x", "limiters", "nginx, no burst, 80 ms", "median"}) {
+		t.Errorf("Quotes = %+v: want the median alone, the empty worst skipped", qs)
+	}
+	if got := Uncited(text); got != "Before. After 1.50x." {
+		t.Errorf("Uncited = %q: want the table of quotes out", got)
+	}
+}

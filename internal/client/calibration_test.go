@@ -21,7 +21,7 @@ import (
 // plan it simulates, run in real time through the client, against the
 // real limiters its rows are named for, on loopback and 80 ms away. Its
 // figures go beside the simulation's own (pace's TestCalibration_virtual)
-// in BENCHMARKS.md. A measurement, not a target: it runs only with
+// in the body of a commit that changes either. A measurement, not a target: it runs only with
 // PACE_CALIBRATE=1, some minutes.
 
 // calibrationReads is the simulation's plan: one list read, then these

@@ -10,8 +10,8 @@ import (
 
 // TestCalibration_virtual prints the simulation's figures for the rows
 // that internal/client's TestCalibration_real runs through the real
-// limiters they are named for, for the two to be set side by side
-// (BENCHMARKS.md). It runs only with PACE_CALIBRATE=1.
+// limiters they are named for, for the two to be set side by side in the
+// body of a commit that changes either. It runs only with PACE_CALIBRATE=1.
 func TestCalibration_virtual(t *testing.T) {
 	if os.Getenv("PACE_CALIBRATE") == "" {
 		t.Skip("PACE_CALIBRATE=1 prints the simulation's rows that have real limiters")
