@@ -13,10 +13,11 @@ type Area struct {
 	Name    string // benchmarks/Name.txt, and make bench-record's AREAS
 	Title   string
 	Command string // what make bench-record runs for it
-	// Packages are the programs it runs (a test binary's packages with
-	// their tests' imports): their non-test Go files, and those of every
-	// package of this module they link, are what it measures.
-	Packages []string
+	// Programs are the commands it builds and runs, and Tests the packages
+	// whose tests it runs (with their tests' imports): the non-test Go
+	// files of every package of this module they link are what it
+	// measures.
+	Programs, Tests []string
 	// Harness are the files that define its measurements (pathspecs).
 	Harness []string
 	Tables  func(*Record) ([]*Table, error)
@@ -26,13 +27,14 @@ type Area struct {
 var Areas = []Area{
 	{
 		Name: "limiters", Title: "One plan behind real limiters", Command: "make bench-limiters",
-		Packages: []string{".", "./internal/e2e"},
-		Harness:  []string{"scripts/bench-limiters.sh", "internal/e2e/limiters_test.go", "internal/e2e/e2e_test.go", "internal/e2e/fleet_test.go"},
-		Tables:   limitersTables,
+		Programs: []string{"."}, Tests: []string{"./internal/e2e"},
+		Harness: []string{"scripts/bench-limiters.sh", "internal/e2e/limiters_test.go", "internal/e2e/e2e_test.go", "internal/e2e/fleet_test.go"},
+		Tables:  limitersTables,
 	},
 	{
 		Name: "bench", Title: "The list at scale, the stand-in's limiters and fleets", Command: "make bench",
-		Packages: []string{".", "./cmd/standin", "./cmd/benchfloor", "./internal/client", "./internal/listing", "./internal/provider", "./internal/e2e"},
+		Programs: []string{".", "./cmd/standin", "./cmd/benchfloor"},
+		Tests:    []string{"./internal/client", "./internal/listing", "./internal/provider", "./internal/e2e"},
 		Harness: []string{"scripts/bench.sh", "scripts/bench-fleet.sh", "scripts/lib.sh", "internal/e2e/fleet_test.go", "internal/e2e/e2e_test.go",
 			"internal/client/pacing_bench_test.go", "internal/client/profilekey_test.go", "internal/client/tally_test.go",
 			"internal/listing/decode_test.go", "internal/provider/bench_test.go"},
@@ -40,15 +42,15 @@ var Areas = []Area{
 	},
 	{
 		Name: "scale", Title: "The Redis store at scale", Command: "PACE_SCALE=1 go test -run TestScale_membersThroughOneRedis ./internal/paceredis/",
-		Packages: []string{"./internal/paceredis"},
-		Harness:  []string{"internal/paceredis/scale_test.go"},
-		Tables:   scaleTables,
+		Tests:   []string{"./internal/paceredis"},
+		Harness: []string{"internal/paceredis/scale_test.go"},
+		Tables:  scaleTables,
 	},
 	{
 		Name: "simulation", Title: "The pace in virtual time", Command: "go test -v -run TestPacer_ ./internal/pace/, and PACE_BASELINE=1's tables",
-		Packages: []string{"./internal/pace"},
-		Harness:  []string{":(glob)internal/pace/*_test.go"},
-		Tables:   simulationTables,
+		Tests:   []string{"./internal/pace"},
+		Harness: []string{":(glob)internal/pace/*_test.go"},
+		Tables:  simulationTables,
 	},
 }
 
@@ -67,10 +69,15 @@ func Stale(root string, a Area, r *Record) ([]string, error) {
 	if _, err := git("merge-base", "--is-ancestor", r.Commit, "HEAD"); err != nil {
 		return nil, fmt.Errorf("benchmarks/%s.txt measured %.12s, which is not in HEAD's history: record it again (%v)", a.Name, r.Commit, err)
 	}
-	dirs, err := measuredDirs(root, a.Packages)
+	dirs, err := measuredDirs(root, a.Programs, false)
 	if err != nil {
 		return nil, err
 	}
+	tested, err := measuredDirs(root, a.Tests, true)
+	if err != nil {
+		return nil, err
+	}
+	dirs = append(dirs, tested...)
 	code := []string{"go.mod", "go.sum", ":(exclude,glob)**/*_test.go"}
 	for _, d := range dirs {
 		code = append(code, ":(glob)"+filepath.ToSlash(filepath.Join(d, "*.go")))
@@ -88,9 +95,16 @@ func Stale(root string, a Area, r *Record) ([]string, error) {
 }
 
 // measuredDirs are the directories, relative to root, of this module's
-// packages that pkgs link, with their tests.
-func measuredDirs(root string, pkgs []string) ([]string, error) {
-	cmd := exec.Command("go", append([]string{"list", "-deps", "-test", "-f", "{{if not .Standard}}{{.Dir}}{{end}}"}, pkgs...)...)
+// packages that pkgs link, and with tests, that their tests link.
+func measuredDirs(root string, pkgs []string, tests bool) ([]string, error) {
+	if len(pkgs) == 0 {
+		return nil, nil
+	}
+	args := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}"}
+	if tests {
+		args = append(args, "-test")
+	}
+	cmd := exec.Command("go", append(args, pkgs...)...)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -28,7 +28,7 @@ func TestStale(t *testing.T) {
 // The simulation's area measures the pace and its harness, and not the
 // provider's other packages.
 func TestMeasuredDirs(t *testing.T) {
-	dirs, err := measuredDirs("../..", []string{"./internal/pace"})
+	dirs, err := measuredDirs("../..", []string{"./internal/pace"}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
