@@ -108,7 +108,7 @@ func Quotes(text string) []Quote {
 }
 
 // Check tells whether q repeats its table's cell: the cell itself, or one
-// of its figures where the cell holds several.
+// of its figures.
 func Check(q Quote, tables map[string]*Table) error {
 	t, ok := tables[q.Table]
 	if !ok {
@@ -117,6 +117,9 @@ func Check(q Quote, tables map[string]*Table) error {
 	cell, ok := t.Cell(q.Row, q.Column)
 	if !ok {
 		return fmt.Errorf("%s cites the row %q and column %q, which the table %q does not have", q.Figure, q.Row, q.Column, q.Table)
+	}
+	if q.Figure == cell {
+		return nil
 	}
 	for _, f := range figureOf.FindAllString(cell, -1) {
 		if f == q.Figure {
