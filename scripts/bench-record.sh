@@ -16,8 +16,8 @@
 #               Terraform and in process, the fleets (about 40 minutes)
 #
 # A file is written only once its command ended. Its header names HEAD, and
-# says so where tracked files, but for benchmarks/ and the prose, differ
-# from it (make benchmarks takes only a committed tree's). A command that exits
+# says so where the code differs from it (make benchmarks takes only a
+# committed tree's). A command that exits
 # non-zero (make bench does when a core target is missed) is still
 # recorded, with its status: a missed target is a figure too.
 #
@@ -33,14 +33,15 @@ for area in "${areas[@]}"; do
     *) echo "bench-record.sh: $area is none of simulation, scale, limiters, bench" >&2; exit 2 ;;
   esac
 done
-# A tree that differs from its commit is recorded as such: good for a
-# comparison before committing (go run ./cmd/benchdoc -against HEAD), but
-# make benchmarks refuses it, as no commit names what it measured.
+# A tree whose code differs from its commit is recorded as such: good for
+# a comparison before committing (go run ./cmd/benchdoc -against HEAD),
+# but make benchmarks refuses it, as no commit names what it measured.
+code=(main.go go.mod go.sum internal cmd scripts GNUmakefile)
 dirty=
-if [ -n "$(git status --porcelain --untracked-files=no -- . ':!benchmarks' ':!*.md')" ]; then
+if [ -n "$(git status --porcelain --untracked-files=no -- "${code[@]}")" ]; then
   dirty=yes
   echo "bench-record.sh: these files differ from HEAD, so the recording is marked uncommitted:" >&2
-  git status --short --untracked-files=no -- . ':!benchmarks' ':!*.md' >&2
+  git status --short --untracked-files=no -- "${code[@]}" >&2
 fi
 
 run() { # AREA: the area's commands, their output on standard output
