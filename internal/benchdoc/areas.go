@@ -18,7 +18,8 @@ type Area struct {
 	// files of every package of this module they link are what it
 	// measures.
 	Programs, Tests []string
-	// Harness are the files that define its measurements (pathspecs).
+	// Harness are the files that define its measurements, and the pin of
+	// the Terraform it runs (pathspecs).
 	Harness []string
 	Tables  func(*Record) ([]*Table, error)
 }
@@ -28,14 +29,14 @@ var Areas = []Area{
 	{
 		Name: "limiters", Title: "One plan behind real limiters", Command: "make bench-limiters",
 		Programs: []string{"."}, Tests: []string{"./internal/e2e"},
-		Harness: []string{"scripts/bench-limiters.sh", "internal/e2e/limiters_test.go", "internal/e2e/e2e_test.go", "internal/e2e/fleet_test.go"},
+		Harness: []string{"scripts/bench-limiters.sh", "scripts/ensure-terraform.sh", "internal/e2e/limiters_test.go", "internal/e2e/e2e_test.go", "internal/e2e/fleet_test.go"},
 		Tables:  limitersTables,
 	},
 	{
 		Name: "bench", Title: "The list at scale, the stand-in's limiters and fleets", Command: "make bench",
 		Programs: []string{".", "./cmd/standin", "./cmd/benchfloor"},
 		Tests:    []string{"./internal/client", "./internal/listing", "./internal/provider", "./internal/e2e"},
-		Harness: []string{"scripts/bench.sh", "scripts/bench-fleet.sh", "scripts/lib.sh", "internal/e2e/fleet_test.go", "internal/e2e/e2e_test.go",
+		Harness: []string{"scripts/bench.sh", "scripts/bench-fleet.sh", "scripts/lib.sh", "scripts/ensure-terraform.sh", "internal/e2e/fleet_test.go", "internal/e2e/e2e_test.go",
 			"internal/client/pacing_bench_test.go", "internal/client/profilekey_test.go", "internal/client/tally_test.go",
 			"internal/listing/decode_test.go", "internal/provider/bench_test.go"},
 		Tables: benchTables,

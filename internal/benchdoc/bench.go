@@ -54,23 +54,21 @@ type benchOutput struct {
 }
 
 const (
-	benchNote = "Its own summary, medians of three rounds: (a) `terraform plan` of the list over 100,000 profiles, the provider's CPU " +
-		"against one GET and a generic decode of the same body, its peak memory against the body and Terraform's own; (b) and " +
-		"(b2) the worst median of the limiters below, the core ones (the buckets and the fixed window) apart; (d) a list past " +
-		"`max_response_megabytes` refused; (e) `filter` and `fields` against the full list; (f) the fleets. FAIL fails the run, OVER is shown."
-	fleetsNote = "`BenchmarkFleet`: K plans of the list and 40 reads each through Terraform, each its own provider process, one token, " +
-		"behind one limit of 50 a second (a real nginx `limit_req` with a burst of 10, a real HAProxy that counts refusals, or the " +
-		"stand-in announcing a quota of 100 every 2 s, its reset as IETF's RateLimit, GitHub's epoch second or to the millisecond). " +
-		"Sharing their pace on one disk, or, `apart`, with nothing on disk in common; `redis`, apart but sharing one real Redis; " +
-		"`aged` and `noise`, a state left two days ago or overwritten. The fleet's time against every request at 50 a second after " +
-		"Terraform's own time (median and worst of three fleets), the median share refused, the span of the requests at the " +
-		"service against the same ideal, and plans failed."
-	standinNote = "(b): the list and 300 reads, no rate set, against the stand-in limited in the ways real services limit, " +
-		"on loopback and, where named, 80 ms away: the median and worst of three plans against the least time the limit allows " +
-		"after Terraform's own time (for a limit in flight, no less than a plan told it), and the median share answered 429. " +
-		"Target: median %s and at most 3%% refused, judged on the core group (the buckets and the fixed window) and shown on the rest."
-	inProcessNote = "(b2) `BenchmarkPacing`: 300 reads as Terraform's ten walkers take them, no Terraform, three rounds; among the cases, a real " +
-		"nginx (`limit_req`, 50 r/s, burst 10, or 20 queued) and a real HAProxy that counts refusals, neither sending `Retry-After`. Same targets."
+	benchNote = "Its own summary, medians of three rounds: (a) `terraform plan` of the list over 100,000 profiles, the provider's " +
+		"CPU against one GET and a generic decode, its peak memory against the body and Terraform's; (b), (b2) the worst median " +
+		"of the limiters below, the core ones apart; (d) a list past `max_response_megabytes`; (e) `filter` and `fields` against " +
+		"the full list; (f) the fleets. FAIL fails the run, OVER is shown."
+	fleetsNote = "`BenchmarkFleet`: K plans of the list and 40 reads, each its own provider, one token, behind one limit of 50 a " +
+		"second (real nginx, burst 10; real HAProxy, counting refusals; or a quota of 100 per 2 s announced IETF's way, " +
+		"GitHub's, or to the millisecond), sharing one disk, `apart` (nothing in common), `redis` (apart, one Redis), or " +
+		"finding a state `aged` or `noise`. Against every request at 50 a second after Terraform's own time: median and worst " +
+		"of three fleets, median share refused, plans failed."
+	standinNote = "(b): the list and 300 reads, no rate set, against the stand-in limited as real services limit, on loopback " +
+		"or 80 ms away: median and worst of three plans against the least time the limit allows after Terraform's own (a " +
+		"limit in flight: no less than a plan told it), median share answered 429. Target: median %s, at most 3%% refused, " +
+		"judged on the core group and shown on the rest."
+	inProcessNote = "(b2) `BenchmarkPacing`: 300 reads as Terraform's walkers take them, no Terraform, three rounds; " +
+		"`nginx_*` and `haproxy_*` run through the real limiters, neither sending `Retry-After`. Same targets."
 )
 
 // readBench reads make bench's lines.
@@ -80,7 +78,7 @@ func readBench(lines []string) *benchOutput {
 		standin: &Table{ID: "standin", Title: "One plan through Terraform behind the stand-in's limiters",
 			Header: []string{"limiter", "median", "worst", "refused", "group"}, Keys: 1},
 		fleets: &Table{ID: "fleets", Title: "Many plans at once, one limit",
-			Header: []string{"fleet", "median", "worst", "refused", "span", "failed", "target", "verdict"}, Keys: 1, Note: fleetsNote},
+			Header: []string{"fleet", "median", "worst", "refused", "failed", "target", "verdict"}, Keys: 1, Note: fleetsNote},
 		goBench: &Table{ID: "go", Title: "Go benchmarks", Header: []string{"benchmark", "per op"}, Keys: 1,
 			Note: "(c): list decoding, key encoding and the list's read, in process (`go test -bench`)."},
 		rounds: map[string][]string{}, shares: map[string][]string{}, pacing: map[string][]string{},
@@ -98,7 +96,7 @@ func readBench(lines []string) *benchOutput {
 			o.pacing[m[1]] = append(o.pacing[m[1]], num(m[3]))
 			o.pacingShares[m[1]] = append(o.pacingShares[m[1]], num(m[2]))
 		} else if m := benchFleet.FindStringSubmatch(line); m != nil {
-			o.fleets.Rows = append(o.fleets.Rows, []string{m[1], num(m[2]) + "x", "", num(m[3]) + "%", num(m[6]) + "x", m[4], m[7], m[5]})
+			o.fleets.Rows = append(o.fleets.Rows, []string{m[1], num(m[2]) + "x", "", num(m[3]) + "%", m[4], m[7], m[5]})
 		} else if m := benchFleetR.FindStringSubmatch(line); m != nil {
 			fields := strings.Fields(line)
 			for i := 1; i < len(fields); i++ {

@@ -3,6 +3,7 @@ package benchdoc
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,7 @@ func limitersTables(r *Record) ([]*Table, error) {
 	plans := 0
 	for _, line := range r.Lines {
 		if m := limitersPlans.FindStringSubmatch(line); m != nil {
-			fmt.Sscan(m[1], &plans)
+			plans, _ = strconv.Atoi(m[1]) // the regexp's digits
 		}
 	}
 	var found [][]string

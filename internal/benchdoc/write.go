@@ -35,8 +35,11 @@ func Document(root string) (string, map[string]*Table, error) {
 		}
 		date, _, _ := strings.Cut(r.Date, "T")
 		cores, cpu, _ := strings.Cut(r.Machine, ", ")
+		if cpu == "" {
+			cpu = "a processor that gave no name"
+		}
 		fmt.Fprintf(&b, "\n## %s: %s, `%.12s`, %s\n\n", a.Title, date, r.Commit, cores)
-		fmt.Fprintf(&b, "Measured from %s at the commit %q, on %s, by `%s`; its whole output is `benchmarks/%s.txt` (exit %s). "+
+		fmt.Fprintf(&b, "From %s, at \"%s\", on %s: `%s`, output in `benchmarks/%s.txt`, exit %s. "+
 			"Nothing it measures has changed since.\n", r.Date, r.Subject, cpu, a.Command, a.Name, r.Exit)
 		for _, t := range tables {
 			if byID[t.ID] != nil {
@@ -52,21 +55,13 @@ func Document(root string) (string, map[string]*Table, error) {
 
 const intro = `# Benchmarks
 
-Today's figures, each table with its target. Written by ` + "`make benchmarks`" + `
-(` + "`internal/benchdoc`" + `) from the whole output that ` + "`make bench-record`" + ` kept
-of each area's measuring targets and switches in ` + "`benchmarks/`" + `: nothing
-here is typed. Each area's heading names the date, the commit measured and
-the machine's cores; an area may be older than the head only while nothing
-it measures (the packages its programs link, the files that define it,
-` + "`go.mod`" + `) has changed since, which the tests check.
-
-A figure quoted elsewhere (the README, the guides, ARCHITECTURE.md) cites
-its table as (table · row · column), a row named by its first cells, or
-sits in a table of quotes whose last column, headed BENCHMARKS.md, names
-the table and row; the tests hold every quote to its cell. To compare
-builds, ` + "`go run ./cmd/benchdoc -against <rev>`" + ` lists every figure that
-moved since that revision's recordings; what a change tried, and why it
-was dropped, is in its commit's body.
+Today's figures, each table with its target, written by ` + "`make benchmarks`" + ` from
+the whole output ` + "`make bench-record`" + ` kept in ` + "`benchmarks/`" + `: nothing here is
+typed. An area may be older than the head only while nothing it measures
+has changed since its commit, which the tests check. Other pages quote a
+figure as (table · row · column), or in a table of quotes whose last
+column names table and row; the tests hold each to its cell. ` + "`go run\n./cmd/benchdoc -against <rev>`" + ` lists what moved since a revision; what a
+change tried and dropped is in its commit's body.
 `
 
 // citation is a figure quoted from a table: "1.12x (limiters · nginx
