@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -134,4 +135,52 @@ func (t *Table) markdown(b *strings.Builder) {
 	for _, r := range t.Rows {
 		fmt.Fprintf(b, "| %s |\n", strings.Join(r, " | "))
 	}
+}
+
+// over bolds cells[i] when the figure got is past the target want.
+func over(cells []string, i int, got, want string) {
+	// Both come from the regexps' digits: a figure that did not parse
+	// would be no more than nothing, and never bold.
+	g, _ := strconv.ParseFloat(got, 64)
+	w, _ := strconv.ParseFloat(want, 64)
+	if g > w {
+		cells[i] = "**" + cells[i] + "**"
+	}
+}
+
+// lastTable is the last table in lines with rows under a header whose
+// first two cells are first and second, or nil.
+func lastTable(lines []string, first, second string) [][]string {
+	var found [][]string
+	for _, tab := range splitTables(lines) {
+		if len(tab) > 2 && len(tab[0]) > 1 && tab[0][0] == first && tab[0][1] == second {
+			found = tab
+		}
+	}
+	return found
+}
+
+// splitTables are the Markdown tables in lines (as a test's log indents
+// them), each a list of rows of trimmed cells, the separator row kept.
+func splitTables(lines []string) [][][]string {
+	var tables [][][]string
+	var cur [][]string
+	for _, line := range lines {
+		l := strings.TrimSpace(line)
+		if !strings.HasPrefix(l, "|") || !strings.HasSuffix(l, "|") {
+			if cur != nil {
+				tables, cur = append(tables, cur), nil
+			}
+			continue
+		}
+		cells := strings.Split(l[1:len(l)-1], "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		cur = append(cur, cells)
+	}
+	if cur != nil {
+		tables = append(tables, cur)
+	}
+	return tables
 }

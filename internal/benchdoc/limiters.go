@@ -31,12 +31,7 @@ func limitersTables(r *Record) ([]*Table, error) {
 			plans, _ = strconv.Atoi(m[1]) // the regexp's digits
 		}
 	}
-	var found [][]string
-	for _, tab := range splitTables(r.Lines) {
-		if len(tab) > 2 && tab[0][0] == "limiter" && tab[0][1] == "network" {
-			found = tab
-		}
-	}
+	found := lastTable(r.Lines, "limiter", "network")
 	if found == nil {
 		return nil, fmt.Errorf("limiters: no table of limiters")
 	}

@@ -13,12 +13,7 @@ var scaleColumns = []string{"K", "Redis", "slowest", "median", "refused", "steps
 
 // scaleTables reads TestScale_membersThroughOneRedis' table.
 func scaleTables(r *Record) ([]*Table, error) {
-	var found [][]string
-	for _, tab := range splitTables(r.Lines) {
-		if len(tab) > 2 && tab[0][0] == "K" && tab[0][1] == "Redis" {
-			found = tab
-		}
-	}
+	found := lastTable(r.Lines, "K", "Redis")
 	if found == nil {
 		return nil, fmt.Errorf("scale: no table of fleets: did TestScale_membersThroughOneRedis run with PACE_SCALE=1?")
 	}

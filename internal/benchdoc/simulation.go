@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -123,40 +122,4 @@ func besideBaseline(t *Table, lines []string) error {
 		}
 	}
 	return nil
-}
-
-// over bolds cells[i] when the figure got is past the target want.
-func over(cells []string, i int, got, want string) {
-	// Both come from the regexps' digits: a figure that did not parse
-	// would be no more than nothing, and never bold.
-	g, _ := strconv.ParseFloat(got, 64)
-	w, _ := strconv.ParseFloat(want, 64)
-	if g > w {
-		cells[i] = "**" + cells[i] + "**"
-	}
-}
-
-// splitTables are the Markdown tables in lines (as a test's log indents
-// them), each a list of rows of trimmed cells, the separator row kept.
-func splitTables(lines []string) [][][]string {
-	var tables [][][]string
-	var cur [][]string
-	for _, line := range lines {
-		l := strings.TrimSpace(line)
-		if !strings.HasPrefix(l, "|") || !strings.HasSuffix(l, "|") {
-			if cur != nil {
-				tables, cur = append(tables, cur), nil
-			}
-			continue
-		}
-		cells := strings.Split(l[1:len(l)-1], "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		cur = append(cur, cells)
-	}
-	if cur != nil {
-		tables = append(tables, cur)
-	}
-	return tables
 }
