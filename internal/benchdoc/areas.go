@@ -59,14 +59,7 @@ var Areas = []Area{
 // commit and HEAD in the repository at root; none when the record speaks
 // for the head.
 func Stale(root string, a Area, r *Record) ([]string, error) {
-	git := func(args ...string) (string, error) {
-		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
-		out, err := cmd.Output()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
-		}
-		return string(out), err
-	}
+	git := func(args ...string) (string, error) { return output(root, "git", args...) }
 	if _, err := git("merge-base", "--is-ancestor", r.Commit, "HEAD"); err != nil {
 		return nil, fmt.Errorf("benchmarks/%s.txt measured %.12s, which is not in HEAD's history: record it again (%v)", a.Name, r.Commit, err)
 	}
@@ -105,12 +98,7 @@ func measuredDirs(root string, pkgs []string, tests bool) ([]string, error) {
 	if tests {
 		args = append(args, "-test")
 	}
-	cmd := exec.Command("go", append(args, pkgs...)...)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return nil, fmt.Errorf("go list %s: %v: %s", strings.Join(pkgs, " "), err, ee.Stderr)
-	}
+	out, err := output(root, "go", append(args, pkgs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +107,23 @@ func measuredDirs(root string, pkgs []string, tests bool) ([]string, error) {
 		return nil, err
 	}
 	var dirs []string
-	for _, d := range strings.Fields(string(out)) {
+	for _, d := range strings.Fields(out) {
 		if rel, err := filepath.Rel(abs, d); err == nil && !strings.HasPrefix(rel, "..") {
 			dirs = append(dirs, rel)
 		}
 	}
 	slices.Sort(dirs)
 	return slices.Compact(dirs), nil
+}
+
+// output is what the command name with args prints in the directory dir;
+// its error carries what the command said on standard error.
+func output(dir, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return "", fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(ee.Stderr)))
+	}
+	return string(out), err
 }

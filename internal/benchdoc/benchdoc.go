@@ -2,11 +2,11 @@
 // figure there is typed. make bench-record (scripts/bench-record.sh) runs
 // each area's targets and switches and keeps their whole output in
 // benchmarks/AREA.txt, headed by the commit measured, the date and the
-// machine; each Area here reads its file into tables, and Write lays them
-// out under headings that name where they come from.
+// machine; each Area here reads its file into tables, and Document lays
+// them out under headings that name where they come from.
 //
 // A figure quoted anywhere else cites its table as (table · row · column)
-// and is held to it by the repository's tests (Cite). An area's file may be
+// and is held to it by the repository's tests (Quotes, Check). An area's file may be
 // older than the head only while nothing it measures has changed since its
 // commit (Stale): the provider's packages and those its harness links, the
 // files that define its benchmarks, and go.mod.

@@ -2,7 +2,6 @@ package benchdoc
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 )
 
@@ -86,9 +85,9 @@ func compareTable(b *strings.Builder, old, now *Table) {
 // recordAt is the recording of area committed at rev.
 func recordAt(root, rev, area string) (*Record, error) {
 	path := "benchmarks/" + area + ".txt"
-	out, err := exec.Command("git", "-C", root, "show", rev+":"+path).Output()
+	out, err := output(root, "git", "show", rev+":"+path)
 	if err != nil {
-		return nil, fmt.Errorf("git show %s:%s: %v", rev, path, err)
+		return nil, err
 	}
-	return parseRecord(strings.NewReader(string(out)), rev+":"+path, area)
+	return parseRecord(strings.NewReader(out), rev+":"+path, area)
 }

@@ -64,9 +64,15 @@ column names table and row; the tests hold each to its cell. ` + "`go run\n./cmd
 change tried and dropped is in its commit's body.
 `
 
-// citation is a figure quoted from a table: "1.12x (limiters · nginx
-// limit_req, no burst, loopback · median)".
-var citation = regexp.MustCompile(`(\*{0,2})(-?\d[\d,]*(?:\.\d+)?(?:x|%| ms| s| MB| KB| µs)?)\*{0,2} \(([a-z-]+) · ([^·()]+) · ([^·()]+)\)`)
+// figure is one figure as the tables print it: a number and its unit.
+const figure = `-?\d[\d,]*(?:\.\d+)?(?:x|%| ms| s| MB| KB| µs)?`
+
+var (
+	// citation is a figure quoted from a table, bold or not: "1.12x
+	// (limiters · nginx limit_req, no burst, loopback · median)".
+	citation = regexp.MustCompile(`\*{0,2}(` + figure + `)\*{0,2} \(([a-z-]+) · ([^·()]+) · ([^·()]+)\)`)
+	figureOf = regexp.MustCompile(figure)
+)
 
 // Quote is one citation found in a page.
 type Quote struct {
@@ -83,7 +89,7 @@ const quoteTable = "BENCHMARKS.md"
 func Quotes(text string) []Quote {
 	var qs []Quote
 	for _, m := range citation.FindAllStringSubmatch(strings.Join(strings.Fields(text), " "), -1) {
-		qs = append(qs, Quote{Figure: m[2], Table: m[3], Row: strings.TrimSpace(m[4]), Column: strings.TrimSpace(m[5])})
+		qs = append(qs, Quote{Figure: m[1], Table: m[2], Row: strings.TrimSpace(m[3]), Column: strings.TrimSpace(m[4])})
 	}
 	for _, tab := range splitTables(strings.Split(text, "\n")) {
 		header := tab[0]
@@ -123,8 +129,6 @@ func Check(q Quote, tables map[string]*Table) error {
 	}
 	return fmt.Errorf("%s cites (%s · %s · %s), which reads %q", q.Figure, q.Table, q.Row, q.Column, cell)
 }
-
-var figureOf = regexp.MustCompile(`-?\d[\d,]*(?:\.\d+)?(?:x|%| ms| s| MB| KB| µs)?`)
 
 // Uncited is text with its tables of quotes, its whitespace folded and
 // every citation, with the figure it cites, taken out: what is left quotes
