@@ -11,7 +11,7 @@ import (
 var (
 	benchCheck  = regexp.MustCompile(`^  (\(\w+\) .+?)\s+\| (.+?)\s+\| (.+?)\s+\| (PASS|FAIL|OVER)$`)
 	benchMedian = regexp.MustCompile(`^  (.+?):\s+median wall ([\d.]+)x ideal, ([\d.]+)% answered 429 \((core|more)\)$`)
-	benchRound  = regexp.MustCompile(`^  (.+), \d+:\s+\d+ requests, \d+ answered 429 \(([\d.]+)%\), [\d.]+s, (\d+) errors: wall ([\d.]+)x ideal`)
+	benchRound  = regexp.MustCompile(`^  (.+), \d+:\s+\d+ requests, \d+ answered 429 \([\d.]+%\), [\d.]+s, \d+ errors: wall ([\d.]+)x ideal`)
 	benchPacing = regexp.MustCompile(`^  BenchmarkPacing/(\S+)-\d+\s+([\d.]+)% 429s, ([\d.]+)x ideal$`)
 	benchFleet  = regexp.MustCompile(`^  (\S+)\s+([\d.]+)x ideal\s+([\d.]+)% refused\s+(\d+) plans failed\s+(PASS|OVER|FAIL)\s+\(span ([\d.]+)x\)\s+target (.+)$`)
 	benchFleetR = regexp.MustCompile(`^\s*BenchmarkFleet/(\S+)-\d+\s`)
@@ -49,8 +49,10 @@ type benchOutput struct {
 	summary, standin, fleets, goBench *Table
 	// By limiter, case or fleet: each round's ratio to the ideal, and
 	// share refused.
-	rounds, shares, pacing, pacingShares, fleetRuns map[string][]string
-	redis                                           string // one plan through a Redis 20 ms away
+	rounds, pacing, pacingShares, fleetRuns map[string][]string
+	// redis is one plan through a Redis 20 ms away against the same plan
+	// sharing locally, and bench-fleet.sh's verdict on it.
+	redis, redisVerdict string
 }
 
 const (
@@ -81,7 +83,7 @@ func readBench(lines []string) *benchOutput {
 			Header: []string{"fleet", "median", "worst", "refused", "failed", "target", "verdict"}, Keys: 1, Note: fleetsNote},
 		goBench: &Table{ID: "go", Title: "Go benchmarks", Header: []string{"benchmark", "per op"}, Keys: 1,
 			Note: "(c): list decoding, key encoding and the list's read, in process (`go test -bench`)."},
-		rounds: map[string][]string{}, shares: map[string][]string{}, pacing: map[string][]string{},
+		rounds: map[string][]string{}, pacing: map[string][]string{},
 		pacingShares: map[string][]string{}, fleetRuns: map[string][]string{},
 	}
 	for _, line := range lines {
@@ -90,8 +92,7 @@ func readBench(lines []string) *benchOutput {
 		} else if m := benchMedian.FindStringSubmatch(line); m != nil {
 			o.standin.Rows = append(o.standin.Rows, []string{m[1], num(m[2]) + "x", "", num(m[3]) + "%", m[4]})
 		} else if m := benchRound.FindStringSubmatch(line); m != nil {
-			o.rounds[m[1]] = append(o.rounds[m[1]], num(m[4]))
-			o.shares[m[1]] = append(o.shares[m[1]], num(m[2]))
+			o.rounds[m[1]] = append(o.rounds[m[1]], num(m[2]))
 		} else if m := benchPacing.FindStringSubmatch(line); m != nil {
 			o.pacing[m[1]] = append(o.pacing[m[1]], num(m[3]))
 			o.pacingShares[m[1]] = append(o.pacingShares[m[1]], num(m[2]))
@@ -105,7 +106,7 @@ func readBench(lines []string) *benchOutput {
 				}
 			}
 		} else if m := benchRedis.FindStringSubmatch(line); m != nil {
-			o.redis = num(m[1])
+			o.redis, o.redisVerdict = num(m[1]), m[2]
 		} else if m := benchGo.FindStringSubmatch(line); m != nil && !strings.HasPrefix(m[1], "BenchmarkPacing") && !strings.HasPrefix(m[1], "BenchmarkFleet") {
 			o.goBench.Rows = append(o.goBench.Rows, []string{strings.TrimPrefix(m[1], "Benchmark"), strings.Join(strings.Fields(m[2]), " ")})
 		}
@@ -142,7 +143,8 @@ func benchTables(r *Record) ([]*Table, error) {
 		return nil, err
 	}
 	if o.redis != "" {
-		o.fleets.Note += fmt.Sprintf(" One plan sharing through a Redis 20 ms away took %sx the same plan sharing on its machine (target: 1.2x).", o.redis)
+		o.fleets.Note += fmt.Sprintf(" One plan sharing through a Redis 20 ms away took %sx the same plan sharing on its machine (%s against bench-fleet.sh's target).",
+			o.redis, o.redisVerdict)
 	}
 	inProcess := &Table{ID: "in-process", Title: "The same limiters in process", Header: []string{"case", "median", "worst", "refused"}, Keys: 1,
 		Note: inProcessNote}
