@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz test in the module for FUZZTIME each (go test fuzzes one
 # test at a time): beyond the seed corpora that go test ./... runs, new
-# inputs for the decoders and the masking. A failing input is kept under
-# the package's testdata/fuzz, to commit with its fix as a seed.
+# inputs for the decoders, the masking and the pacer's invariants. A
+# failing input is kept under the package's testdata/fuzz, to commit with
+# its fix as a seed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-1m}"

@@ -46,7 +46,7 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 		// admits in any second.
 		p.mostAccepted = max(p.mostAccepted, p.acceptedInASecond(now))
 	}
-	sinceCut := t.sent.After(p.lastCut)
+	sinceCut := t.cut == p.cut
 	switch {
 	case a.Failed:
 	case !a.Refused:
@@ -110,20 +110,17 @@ func (p *Pacer) accept(t Ticket, now time.Time) {
 // refuse reads a refusal of t: a probe's, one of a limit in flight, or a
 // rate's, which cuts the pace.
 func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
-	cut := !p.lastCut.IsZero()
+	cut := p.refused > 0
 	switch {
 	case cut && p.heard == probing && t.sent.Before(p.probeAt.Add(-p.probeGap)):
 		// Sent before the probe's gap was last set: it says nothing of it.
 	case cut && (p.heard == nothingAccepted || p.heard == probing):
 		p.probe(a, now)
-	case cut && len(p.othersAccepted) >= InFlightEvidence && t.others > slices.Sorted(slices.Values(p.othersAccepted))[len(p.othersAccepted)-2]:
-		// More were in flight than with all but one accepted of late (one
-		// may count an answer on its way back): the service limits requests
-		// in flight. Only after a cut: till then, few went with others only
-		// because the pace was low.
+	case cut && len(p.othersAccepted) >= InFlightEvidence && p.inFlightRefused(t.others):
 		p.inFlightLimit = t.others
 		// Its refusals, not a rate's, cut the pace: it starts again.
-		p.refused, p.cutTo, p.doubling, p.grown, p.lastCut, p.heard = 0, 0, true, 0, time.Time{}, nothingAccepted
+		p.refused, p.cutTo, p.doubling, p.grown, p.heard = 0, 0, true, 0, nothingAccepted
+		p.cut++
 		p.setPace(now)
 		p.event("the service limits the requests in flight: holding to that many, the pace starting again", map[string]any{
 			"in_flight": p.inFlightLimit, "pace_per_second": rateField(float64(p.pace.Limit()))})
@@ -152,6 +149,18 @@ func (p *Pacer) probe(a Answer, now time.Time) {
 	}
 }
 
+// inFlightRefused tells whether a refusal of a request sent with others in
+// flight is one of a limit in flight: more were in flight than with all but
+// one accepted of late (one may count an answer on its way back), and some
+// of those went beside another. Only after a cut: till then, few went with
+// others only because the pace was low. And a request refused as the first
+// to go beside another (sequential pages, then reads) went faster too: as
+// much a rate's refusal, so the least limit learnt is two.
+func (p *Pacer) inFlightRefused(others int) bool {
+	most := slices.Sorted(slices.Values(p.othersAccepted))[len(p.othersAccepted)-2]
+	return most > 0 && others > most
+}
+
 // cutPace is the package doc's cut. A first request's gap of 0 is taken
 // for the pace; one let go before its token is measured over RateSpan
 // alone, as its gap is the pace's, not what the service saw. A second in
@@ -175,7 +184,9 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	}
 	p.refused = min(from, measured)
 	p.cutTo = Backoff * p.refused
-	p.lastCut, p.grown, p.heard = now, 0, nothingAccepted
+	p.grown, p.heard = 0, nothingAccepted
+	p.cut++
+	p.pace = limiterAt(p.pace.Limit(), min(p.pace.TokensAt(now), 0), now)
 	p.setPace(now)
 	why := "a refusal: cut from the rate refused"
 	if start {

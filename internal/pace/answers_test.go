@@ -33,15 +33,54 @@ func TestPacer_inFlightLimit(t *testing.T) {
 	tickets := send(3)
 	answer(tickets[2], true)
 	// The cut was that limit's, not a rate's: the pace starts afresh.
-	if got := float64(p.pace.Limit()); got != StartRate || !p.doubling || !p.lastCut.IsZero() {
-		t.Errorf("after the limit in flight was learnt, the pace is %.2f a second (doubling %t, cut at %v); want %v, doubling, no cut", got, p.doubling, p.lastCut, float64(StartRate))
+	fresh := func(when string) {
+		t.Helper()
+		if got := float64(p.pace.Limit()); got != StartRate || !p.doubling || p.refused != 0 {
+			t.Errorf("%s, the pace is %.2f a second (doubling %t, the rate refused %v); want %v, doubling, no rate refused", when, got, p.doubling, p.refused, float64(StartRate))
+		}
+	}
+	fresh("after the limit in flight was learnt")
+	// The others, sent before the fresh start, say nothing of it: not
+	// refused (a rate's cut), nor accepted (news that the service accepts).
+	answer(tickets[1], true)
+	fresh("after a request sent before the fresh start was refused")
+	if p.heard != nothingAccepted || len(p.othersAccepted) != InFlightHistory {
+		t.Errorf("a straggler's answer was news of the fresh pace: heard %v, %d accepted kept", p.heard, len(p.othersAccepted))
 	}
 	answer(tickets[0], false)
-	answer(tickets[1], false)
+	if p.heard != nothingAccepted || len(p.othersAccepted) != InFlightHistory {
+		t.Errorf("a straggler's acceptance was news of the fresh pace: heard %v, %d accepted kept", p.heard, len(p.othersAccepted))
+	}
 	send(2)
 	clock.now = clock.now.Add(time.Second)
 	if _, _, ok := p.reserveOK(clock.now); ok {
 		t.Error("three let go at once after a refusal with two others in flight; want two")
+	}
+}
+
+// A refusal of the first request sent beside another, after requests that
+// each went alone were accepted (a list's pages, one after another, then
+// reads at once), says as much of a rate as of a limit in flight: it cuts
+// the pace, and holds the Pacer to no number in flight.
+func TestPacer_inFlightLimitNeedsOthersAccepted(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	p := New(clock, 8, 0, time.Minute)
+	answer := func(tk Ticket, refused bool) {
+		p.Done(tk, Answer{Refused: refused})
+		p.Release(tk)
+	}
+	answer(sendApart(t, p, clock, 1, time.Second)[0], true) // a cut
+	for range InFlightEvidence {
+		answer(sendApart(t, p, clock, 1, time.Second)[0], false)
+	}
+	refused := p.refused
+	tickets := sendApart(t, p, clock, 2, time.Second)
+	answer(tickets[1], true)
+	if p.inFlightLimit != 0 {
+		t.Errorf("held to %d in flight after a refusal of the first request sent beside another; want no limit in flight", p.inFlightLimit)
+	}
+	if p.refused == 0 || p.cut != 2 {
+		t.Errorf("the rate refused is %v at curve %d after a refusal (%v before); want a rate's cut, the second curve", p.refused, p.cut, refused)
 	}
 }
 

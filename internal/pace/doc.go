@@ -50,13 +50,16 @@
 // Otherwise the service is taken to accept a steady rate it does not tell
 // (as the AWS SDKs' adaptive retry mode takes it), and the Pacer keeps one
 // pace, a bucket of one in x/time/rate. Only an answer to a request sent
-// after the last cut tells of the pace; the model reads answers so:
+// under the current curve (since the last cut or fresh start, which each
+// Ticket carries as a number, so that no clock orders a request against a
+// cut) tells of the pace; the model reads answers so:
 //   - The pace doubles every StartDoubling from StartRate till a refusal.
 //     It grows only while requests wait for it, not for the ceiling.
 //   - A refusal cuts it to Backoff of the rate refused: the pace or, if
 //     lower, the rate requests went at (over RateSpan, or since the request
 //     before, the faster); after probing, the rate the service accepted
-//     over the last second, if it accepted any.
+//     over the last second, if it accepted any. A token earned at the
+//     rate refused is taken back.
 //   - It grows back along CUBIC's cubic (RFC 9438) to the rate refused
 //     after Recover. A refusal while it doubles restarts the doubling,
 //     from FirstBackoff of the rate refused up to the cut.
@@ -69,9 +72,11 @@
 //     service refuses everything: it is probed one request at a time,
 //     gaps doubling up to maxWait, the pace not cut, till one is accepted.
 //   - After a cut, a refusal of a request sent with more in flight than
-//     all but one of the last InFlightHistory accepted holds the Pacer to
-//     that many in flight and starts the pace afresh: those refusals were
-//     that limit's, not a rate's. A Retry-After past RoundingPause holds all.
+//     all but one of the last InFlightHistory accepted, some of which went
+//     beside another, holds the Pacer to that many in flight (two at
+//     least) and starts the pace afresh: those refusals were
+//     that limit's, not a rate's, and answers to requests sent before say
+//     nothing of the fresh pace. A Retry-After past RoundingPause holds all.
 //
 // Pacers in several processes that talk to one service with the same
 // credentials can share the model (Share, share.go): the model is one plain

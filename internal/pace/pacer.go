@@ -81,27 +81,31 @@ type Pacer struct {
 type model struct {
 	gate    gate
 	checked time.Time // when members were last checked for liveness (share.go)
-	// lastCut is when a refusal last cut the pace: zero before the first,
-	// and again once a limit in flight is learnt (the pace starts afresh).
-	// Only an answer to a request sent after it says anything of the pace.
-	lastCut time.Time
+	// cut numbers the pace's curves: raised by every cut, and when a limit
+	// in flight is learnt (the pace starts afresh). A Ticket carries the
+	// number it went under, and only an answer to a request sent under
+	// the current one says anything of the pace: a number, not a time,
+	// so that no clock orders a request against a cut, and a fresh start
+	// (refused 0) is a boundary too.
+	cut uint32
 	// refused is the rate the last cut took the limit for, which the cubic
 	// returns to after Recover: the rate refused or, after a shut-out,
-	// mostAccepted if less; 0 while lastCut is zero.
+	// mostAccepted if less; 0 before the first cut and after a fresh
+	// start, and more than 0 otherwise ("cut" below).
 	refused float64
 	cutTo   float64 // the rate the last cut set, where the cubic begins: at most Backoff of refused; 0 while refused is
 	// doubling: the rate doubles every StartDoubling of grown, from
-	// StartRate while lastCut is zero (with no end) and from FirstBackoff
-	// of refused after a cut, up to cutTo; otherwise it follows the cubic,
-	// from cutTo back to refused after Recover. Always true while lastCut
-	// is zero, so the rate is never nothing.
+	// StartRate while not cut (with no end) and from FirstBackoff of
+	// refused after a cut, up to cutTo; otherwise it follows the cubic,
+	// from cutTo back to refused after Recover. Always true while not
+	// cut, so the rate is never nothing.
 	doubling      bool
 	grown         time.Duration // how long requests waited for the pace since the curve began
 	polled        time.Time     // when a request last asked to go
 	held          bool          // and the pace, not the ceiling, held it back
-	heard         heard         // what answers said since the last cut
-	probeGap      time.Duration // while probing, the gap before the next probe
-	probeAt       time.Time     // while probing, when the next probe may go
+	heard         heard         // what answers to requests sent under cut said
+	probeGap      time.Duration // while probing, the gap before the next probe; 0 otherwise
+	probeAt       time.Time     // while probing, when the next probe may go; zero otherwise
 	pausedTil     time.Time     // a Retry-After past RoundingPause holds every request till then
 	sent          []time.Time   // when requests went, over the last RateSpan
 	accepts       []time.Time   // when requests were accepted, over the last second
@@ -118,7 +122,7 @@ type model struct {
 	mostAccepted int
 }
 
-// heard is what answers to requests sent since the last cut said.
+// heard is what answers to requests sent under the current cut said.
 type heard uint8
 
 const (
@@ -143,6 +147,7 @@ type tokenState struct {
 // Ticket is a request let go.
 type Ticket struct {
 	sent time.Time
+	cut  uint32        // the model's cut when it went
 	gap  time.Duration // since the request let go before it
 	// beforeToken: let go before its token came, with others in one round
 	// trip to the store, all of which go as it ends: their gaps are the
@@ -344,7 +349,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if p.first.IsZero() {
 		p.first = at
 	}
-	t := Ticket{sent: at, others: p.inFlight - 1, beforeToken: at.After(now)}
+	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now)}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}

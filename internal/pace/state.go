@@ -52,7 +52,8 @@ func encodeState(st *state) []byte {
 	e.float(m.refused, m.cutTo)
 	e.bool(m.doubling, m.held, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
 	e.int(int64(m.heard))
-	e.time(m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
+	e.int(int64(m.cut))
+	e.time(m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
 	e.int(int64(m.grown), int64(m.probeGap), int64(m.gate.early), int64(m.gate.late))
 	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.mostAccepted), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
 	e.float(m.gate.share, m.gate.prior)
@@ -84,7 +85,8 @@ func decodeState(b []byte) (state, error) {
 	m.doubling, m.held = d.bool(), d.bool()
 	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess = d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
 	m.heard = heard(d.int())
-	m.lastCut, m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
+	m.cut = uint32(d.int())
+	m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
 	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
 	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
 	m.inFlightLimit, m.refusedInARow, m.mostAccepted = int(d.int()), int(d.int()), int(d.int())
@@ -210,23 +212,49 @@ func (d *decoder) times() []time.Time {
 // and few enough to reserve again.
 const maxOwed = 1 << 20
 
-// sane tells a state the model can take up: a pace, and counts that are
-// not negative.
-func sane(st *state) bool {
-	for _, c := range st.members {
-		if c.InFlight < 0 || c.Unanswered < 0 {
-			return false
-		}
-	}
+// sane tells a state the model can take up: one that keeps every
+// invariant (broken).
+func sane(st *state) bool { return broken(st) == "" }
+
+// broken names the first invariant st does not keep, or is empty: the
+// one statement of the state's invariants, checked on every load and, in
+// the tests, after every step in memory. Each field's doc states its own.
+func broken(st *state) string {
 	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	// A pace of nothing would let every request go at once: the pace, and
-	// the rates a cut set once cut, are more than nothing and finite.
-	cut := !m.lastCut.IsZero()
-	return st.pace.limit > 0 && finite(st.pace.limit) && finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed &&
-		finite(m.refused) && (m.refused > 0) == cut && (m.cutTo > 0) == cut && m.cutTo <= Backoff*m.refused &&
-		(m.doubling || cut) && m.heard <= reopened && m.grown >= 0 && m.probeGap >= 0 && m.refusedInARow >= 0 && m.mostAccepted >= 0 &&
-		m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1 && m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow
+	cut, probes := m.refused > 0, m.heard == probing
+	counts := true
+	for _, c := range st.members {
+		counts = counts && c.InFlight >= 0 && c.Unanswered >= 0
+	}
+	for _, n := range m.othersAccepted {
+		counts = counts && n >= 0
+	}
+	inOrder := func(ts []time.Time) bool { return slices.IsSortedFunc(ts, time.Time.Compare) }
+	for _, c := range []struct {
+		ok   bool
+		what string
+	}{
+		{counts, "no member's count, and no count of others in flight, is negative"},
+		// A pace of nothing would let every request go at once.
+		{st.pace.limit > 0 && finite(st.pace.limit), "the pace is a finite rate above nothing"},
+		{finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed, "the pace holds at most one token, and owes at most maxOwed"},
+		{finite(m.refused) && m.refused >= 0, "the rate refused is finite, and 0 when not cut"},
+		{m.cutTo >= 0 && (m.cutTo > 0) == cut && m.cutTo <= Backoff*m.refused, "the rate cut to is above nothing exactly when cut, at most Backoff of the rate refused"},
+		{m.doubling || cut, "the pace doubles while not cut"},
+		{m.heard <= reopened && (!probes || cut), "what was heard is one of four, and probing only once cut"},
+		{(m.probeGap > 0) == probes && !m.probeAt.IsZero() == probes, "a probe's gap and time are set exactly while probing"},
+		{m.grown >= 0 && m.refusedInARow >= 0 && m.mostAccepted >= 0 && m.inFlightLimit >= 0, "no duration or count of the model is negative"},
+		{len(m.othersAccepted) <= InFlightHistory, "at most InFlightHistory accepted are kept"},
+		{inOrder(m.sent) && inOrder(m.accepts), "the times requests went and were accepted are in order"},
+		{m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1, "the quota's shares are between 0 and 1"},
+		{m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow, "how early and late a window ends is within sameWindow"},
+	} {
+		if !c.ok {
+			return c.what
+		}
+	}
+	return ""
 }
 
 // limiterAt is a limiter of the pace l (burst 1) holding tokens at at:

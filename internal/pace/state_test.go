@@ -1,8 +1,12 @@
 package pace
 
 import (
+	"bytes"
 	"encoding/hex"
+	"fmt"
+	"net/http"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,7 +23,7 @@ func filled() state {
 	fill(reflect.ValueOf(&st.pace).Elem(), &n)
 	fill(reflect.ValueOf(&st.model).Elem(), &n)
 	// What sane() asks of a state the model can take up.
-	st.pace.tokens, st.model.heard, st.model.gate.share, st.model.gate.prior = 0.25, reopened, 0.75, 0.625
+	st.pace.tokens, st.model.heard, st.model.gate.share, st.model.gate.prior = 0.25, probing, 0.75, 0.625
 	st.model.cutTo = st.model.refused / 2
 	return st
 }
@@ -79,8 +83,9 @@ func TestState_roundTripsEveryField(t *testing.T) {
 // changes must change the format, so that provider versions side by side
 // never read each other's states.
 var golden = map[string]string{
-	"8": "425050414345388ad097d1d29df1fa310408616231320604086364333402000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
-	"9": "425050414345398ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
+	"8":  "425050414345388ad097d1d29df1fa310408616231320604086364333402000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
+	"10": "42505041434531308ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010230ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
+	"9":  "425050414345398ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
 }
 
 func TestState_goldenEncoding(t *testing.T) {
@@ -108,4 +113,90 @@ func TestState_aPaceTooSlowForADuration(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzPacer_keepsEveryInvariant drives Pacers with events read from the
+// input, two of them sharing a store that begins with state (any bytes: a
+// state that cannot be read starts afresh) and one alone, and holds every
+// invariant (broken) after each event: in memory, in the state saved, and
+// in the pace, which is the model's rate alone. An event is two bytes: what
+// happens and to which Pacer, and a number for it (a time, a request, a
+// Retry-After, a quota's count).
+func FuzzPacer_keepsEveryInvariant(f *testing.F) {
+	fresh := state{members: map[string]counts{}, pace: tokenState{limit: StartRate}, model: model{doubling: true}}
+	filledState := filled()
+	for _, st := range []*state{&fresh, &filledState} {
+		f.Add(encodeState(st), []byte{1, 0, 1, 0, 0, 50, 3, 0, 5, 0, 1, 0, 0, 200, 2, 0, 5, 0, 0, 255, 0, 255, 2, 0, 5, 0})
+	}
+	f.Add([]byte("BPPACE"), []byte{1, 0, 9, 0, 17, 0, 0, 10, 3, 0, 11, 0, 19, 0, 0, 1, 4, 3, 6, 0, 13, 0, 0, 90, 1, 0, 2, 0})
+	f.Fuzz(func(t *testing.T, saved, events []byte) {
+		clock, store, ps := sharedPacers("a", "b")
+		store.data = saved
+		ps = append(ps, defaultPacer(clock))
+		tickets := make([][]Ticket, len(ps)) // let go and not answered
+		answered := make([][]Ticket, len(ps))
+		for i := 0; i+1 < len(events); i += 2 {
+			what, n := events[i], int(events[i+1])
+			k := int(what>>3) % len(ps)
+			p := ps[k]
+			pick := func(from *[]Ticket) (Ticket, bool) {
+				if len(*from) == 0 {
+					return Ticket{}, false
+				}
+				j := n % len(*from)
+				tk := (*from)[j]
+				*from = slices.Delete(*from, j, j+1)
+				return tk, true
+			}
+			answer := func(a Answer) {
+				if tk, ok := pick(&tickets[k]); ok {
+					p.Done(tk, a)
+					answered[k] = append(answered[k], tk)
+				}
+			}
+			switch what & 7 {
+			case 0:
+				clock.now = clock.now.Add(time.Duration(n*n) * 50 * time.Microsecond)
+			case 1:
+				if tk, _, ok := p.askOK(bg, clock.now); ok {
+					tickets[k] = append(tickets[k], tk)
+				}
+			case 2:
+				answer(Answer{})
+			case 3:
+				answer(Answer{Refused: true, RetryAfter: time.Duration(n%8) * time.Duration(n) * 10 * time.Millisecond})
+			case 4:
+				answer(Answer{Failed: true})
+			case 5:
+				h := http.Header{}
+				h.Set("X-RateLimit-Limit", "100")
+				h.Set("X-RateLimit-Remaining", fmt.Sprint(n%101))
+				h.Set("X-RateLimit-Reset", fmt.Sprint(clock.now.Add(time.Duration(n)*100*time.Millisecond).Unix()))
+				answer(Answer{Refused: n%101 == 0, Quota: h})
+			case 6:
+				if tk, ok := pick(&answered[k]); ok {
+					p.Release(tk)
+				}
+			case 7:
+				store.gone[fmt.Sprint(n%3)] = n%2 == 0
+			}
+			for j, p := range ps {
+				now := clock.now
+				st := state{pace: tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}, model: p.model}
+				if why := broken(&st); why != "" {
+					t.Fatalf("after event %d, Pacer %d breaks an invariant: %s\n%+v", i/2, j, why, st)
+				}
+				// A shared Pacer paces as the state it loaded was saved.
+				if want := min(rate.Limit(p.rate()), p.ceiling); p.shared == nil && p.pace.Limit() != want {
+					t.Fatalf("after event %d, Pacer %d paces at %v, not the model's %v", i/2, j, p.pace.Limit(), want)
+				}
+			}
+			// Only what a Pacer saved: the state given may be unreadable.
+			if store.data != nil && !bytes.Equal(store.data, saved) {
+				if _, err := decodeState(store.data); err != nil {
+					t.Fatalf("after event %d, the state saved cannot be read: %v", i/2, err)
+				}
+			}
+		}
+	})
 }
