@@ -36,7 +36,7 @@ type ruleEvent struct {
 	retryAfter time.Duration
 }
 
-func goes(n int) ruleEvent       { return ruleEvent{goes: n} }
+func goes() ruleEvent            { return ruleEvent{goes: 1} }
 func held(ms int) ruleEvent      { return ruleEvent{held: ms} }
 func accepts(i ...int) ruleEvent { return ruleEvent{answer: i} }
 func refuses(i ...int) ruleEvent { return ruleEvent{answer: i, refused: true} }
@@ -88,132 +88,132 @@ type ruleTable struct {
 
 var ruleTables = []ruleTable{
 	{"the pace doubles every StartDoubling from StartRate, only while requests wait for it", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{0, accepts(1), "starting", 100}, // the first goes alone
 		{1, held(9), "starting", 100},
-		{101, goes(1), "starting", 200}, // waited 100 ms
+		{101, goes(), "starting", 200}, // waited 100 ms
 		{102, held(4), "starting", 200},
-		{152, goes(1), "starting", 282.84}, // 150 ms
-		{1000, goes(1), "starting", 282.84},
-		{2000, goes(1), "starting", 282.84}, // none waited: no growth
+		{152, goes(), "starting", 282.84}, // 150 ms
+		{1000, goes(), "starting", 282.84},
+		{2000, goes(), "starting", 282.84}, // none waited: no growth
 	}},
 	{"a refusal while it doubles at the start restarts it from FirstBackoff of the rate refused up to Backoff of it, then the cubic back to it after Recover", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{0, accepts(1), "starting", 100},
 		{1, held(9), "starting", 100},
-		{101, goes(1), "starting", 200},
-		{106, goes(1), "starting", 200},
-		{111, goes(1), "starting", 200}, // 5 ms apart
+		{101, goes(), "starting", 200},
+		{106, goes(), "starting", 200},
+		{111, goes(), "starting", 200}, // 5 ms apart
 		{120, refuses(4), "following", 100},
 		{120, held(10), "following", 100}, // the token earned at 200 taken back
-		{220, goes(1), "following", 160},  // doubled past Backoff of 200: the cubic begins
+		{220, goes(), "following", 160},   // doubled past Backoff of 200: the cubic begins
 		{221, held(5), "following", 160},
-		{1721, goes(1), "following", 195},
+		{1721, goes(), "following", 195},
 		{1722, held(4), "following", 195},
-		{3222, goes(1), "following", 200}, // Recover since the cubic began
+		{3222, goes(), "following", 200}, // Recover since the cubic began
 		{3223, held(4), "following", 200},
-		{4723, goes(1), "following", 205},
+		{4723, goes(), "following", 205},
 	}},
 	{"a refusal cuts to Backoff of the rate requests went at, over RateSpan or since the request before, where lower than the pace", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{0, accepts(1), "starting", 100},
-		{10, goes(1), "starting", 100},
-		{20, goes(1), "starting", 100},
-		{265, goes(1), "starting", 100},
+		{10, goes(), "starting", 100},
+		{20, goes(), "starting", 100},
+		{265, goes(), "starting", 100},
 		{300, refuses(4), "following", 2.04}, // went at 4.08 a second since 20 ms
 	}},
 	{"following, a refusal cuts to Backoff of the pace", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{100, refuses(1), "following", 50},
 		{100, held(20), "following", 50},
-		{200, goes(1), "following", 80}, // doubled past Backoff of 100: the cubic begins
+		{200, goes(), "following", 80}, // doubled past Backoff of 100: the cubic begins
 		{201, held(12), "following", 80},
 		{300, accepts(2), "following", 80},
-		{1701, goes(1), "following", 97.5},
+		{1701, goes(), "following", 97.5},
 		{1702, held(9), "following", 97.5},
 		{1705, refuses(3), "following", 78},
 	}},
 	{"a refusal while nothing sent since the cut was accepted probes one request at a time, gaps doubling from ProbeShare of the Retry-After up to it, the pace not cut", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{100, refuses(1), "following", 50},
-		{120, goes(1), "following", 50},
-		{140, goes(1), "following", 50},
+		{120, goes(), "following", 50},
+		{140, goes(), "following", 50},
 		{200, refusesAsking(800, 2), "probing", 50},
 		{200, tillAnswered(), "probing", 50}, // one in flight
 		{210, refuses(3), "probing", 50},     // sent before the gap was set: no news
 		{210, held(190), "probing", 50},
-		{400, goes(1), "probing", 50},
+		{400, goes(), "probing", 50},
 		{400, tillAnswered(), "probing", 50},
 		{450, refusesAsking(800, 4), "probing", 50},
 		{450, held(400), "probing", 50},
-		{850, goes(1), "probing", 50},
+		{850, goes(), "probing", 50},
 		{900, refusesAsking(800, 5), "probing", 50},
 		{900, held(800), "probing", 50}, // at most the Retry-After
-		{1700, goes(1), "probing", 50},
+		{1700, goes(), "probing", 50},
 		{1750, accepts(6), "following", 50},
 	}},
 	{"a probe accepted after RefusedInARow refusals in a row re-bases the rate refused to the most a second accepted", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{10, accepts(1), "starting", 100},
-		{20, goes(1), "starting", 100},
+		{20, goes(), "starting", 100},
 		{30, accepts(2), "starting", 100},
-		{40, goes(1), "starting", 100},
+		{40, goes(), "starting", 100},
 		{50, accepts(3), "starting", 100},
-		{60, goes(1), "starting", 100},
+		{60, goes(), "starting", 100},
 		{70, accepts(4), "starting", 100},
-		{80, goes(1), "starting", 100},
+		{80, goes(), "starting", 100},
 		{90, refuses(5), "following", 25}, // went at 50 a second
-		{130, goes(1), "following", 25},
+		{130, goes(), "following", 25},
 		{140, refuses(6), "probing", 25},
-		{180, goes(1), "probing", 25},
+		{180, goes(), "probing", 25},
 		{190, refuses(7), "probing", 25},
-		{270, goes(1), "probing", 25},
+		{270, goes(), "probing", 25},
 		{280, accepts(8), "following", 3.2}, // 4 accepted in the second before the cut
 	}},
 	{"the last of RefusedInARow refusals in a row, sent before the cut, re-bases the pace to Backoff of what the service accepted over the last second", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{100, accepts(1), "starting", 100},
-		{200, goes(1), "starting", 100},
+		{200, goes(), "starting", 100},
 		{300, accepts(2), "starting", 100},
-		{400, goes(1), "starting", 100},
+		{400, goes(), "starting", 100},
 		{500, accepts(3), "starting", 100},
-		{600, goes(1), "starting", 100},
+		{600, goes(), "starting", 100},
 		{700, accepts(4), "starting", 100},
-		{800, goes(1), "starting", 100},
+		{800, goes(), "starting", 100},
 		{900, accepts(5), "starting", 100},
-		{1000, goes(1), "starting", 100},
-		{1010, goes(1), "starting", 100},
-		{1020, goes(1), "starting", 100},
-		{1030, goes(1), "starting", 100},
+		{1000, goes(), "starting", 100},
+		{1010, goes(), "starting", 100},
+		{1020, goes(), "starting", 100},
+		{1030, goes(), "starting", 100},
 		{1100, refuses(6), "following", 8.7}, // went at 17.39 a second over RateSpan
 		{1100, refuses(7), "following", 8.7},
 		{1100, refuses(8), "following", 4}, // 5 accepted over the last second
 		{1100, refuses(9), "following", 4},
 	}},
 	{"a Retry-After past RoundingPause holds every request, for at most maxWait", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{5, accepts(1), "starting", 100},
-		{10, goes(1), "starting", 100},
-		{20, goes(1), "starting", 100},
+		{10, goes(), "starting", 100},
+		{20, goes(), "starting", 100},
 		{100, refusesAsking(950, 2), "following", 50},
-		{120, goes(1), "following", 50},
+		{120, goes(), "following", 50},
 		{130, accepts(4), "following", 50},
 		{200, refusesAsking(1050, 3), "following, paused", 50},
 		{200, held(1050), "following, paused", 50},
-		{1250, goes(1), "following", 50},
+		{1250, goes(), "following", 50},
 		{1300, refusesAsking(120_000, 5), "following, paused", 25},
 		{1300, held(60_000), "following, paused", 25},
 	}},
 	{"answers to requests sent before a cut are no news of the pace after it", []ruleStep{
-		{0, goes(1), "starting", 100},
+		{0, goes(), "starting", 100},
 		{5, accepts(1), "starting", 100},
-		{10, goes(1), "starting", 100},
-		{20, goes(1), "starting", 100},
-		{30, goes(1), "starting", 100},
+		{10, goes(), "starting", 100},
+		{20, goes(), "starting", 100},
+		{30, goes(), "starting", 100},
 		{100, refuses(4), "following", 50},
 		{100, refuses(3), "following", 50}, // not a cut
 		{100, accepts(2), "following", 50}, // not an acceptance since the cut
-		{120, goes(1), "following", 50},
+		{120, goes(), "following", 50},
 		{200, refuses(5), "probing", 50}, // nothing accepted since the cut
 	}},
 }
@@ -223,11 +223,11 @@ var ruleTables = []ruleTable{
 // the oldest accepted went with the most others; then three let go a
 // second apart, and the third, with two others in flight, refused.
 func inFlightSteps(phase string, pace float64, groups ...int) []ruleStep {
-	steps := []ruleStep{{0, goes(1), "starting", 100}, {100, refuses(1), "following", 50}}
+	steps := []ruleStep{{0, goes(), "starting", 100}, {100, refuses(1), "following", 50}}
 	ms, n := 1000, 1
 	for _, g := range groups {
 		for range g {
-			steps = append(steps, ruleStep{ms, goes(1), "following", 50})
+			steps = append(steps, ruleStep{ms, goes(), "following", 50})
 			ms, n = ms+1000, n+1
 		}
 		for i := n; i > n-g; i-- {
@@ -235,7 +235,7 @@ func inFlightSteps(phase string, pace float64, groups ...int) []ruleStep {
 		}
 	}
 	for range 3 {
-		steps = append(steps, ruleStep{ms, goes(1), "following", 50})
+		steps = append(steps, ruleStep{ms, goes(), "following", 50})
 		ms, n = ms+1000, n+1
 	}
 	return append(steps, ruleStep{ms, refuses(n), phase, pace})
