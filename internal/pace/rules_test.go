@@ -3,6 +3,7 @@ package pace
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,18 +26,18 @@ type ruleStep struct {
 	pace  float64
 }
 
-// ruleEvent is one of: requests let go at once (numbered on from 1, each
-// required to go), a request that asks and is held for held milliseconds
-// (-1: till an answer), or answers to requests, each released after it.
+// ruleEvent is one of: a request let go (numbered on from 1, required to
+// go), a request that asks and is held for held milliseconds (-1: till an
+// answer), or answers to requests, each released after it.
 type ruleEvent struct {
-	goes       int
+	goes       bool
 	held       int
 	answer     []int
 	refused    bool
 	retryAfter time.Duration
 }
 
-func goes() ruleEvent            { return ruleEvent{goes: 1} }
+func goes() ruleEvent            { return ruleEvent{goes: true} }
 func held(ms int) ruleEvent      { return ruleEvent{held: ms} }
 func accepts(i ...int) ruleEvent { return ruleEvent{answer: i} }
 func refuses(i ...int) ruleEvent { return ruleEvent{answer: i, refused: true} }
@@ -47,8 +48,8 @@ func refusesAsking(retryAfterMS int, i ...int) ruleEvent {
 
 func (e ruleEvent) String() string {
 	switch {
-	case e.goes > 0:
-		return fmt.Sprintf("%d let go", e.goes)
+	case e.goes:
+		return "one let go"
 	case e.held != 0:
 		return fmt.Sprintf("one asking held %d ms", e.held)
 	case !e.refused:
@@ -258,8 +259,7 @@ var inFlightTables = []ruleTable{
 }
 
 func TestPacer_rules(t *testing.T) {
-	tables := append(ruleTables[:len(ruleTables):len(ruleTables)], inFlightTables...)
-	for _, tb := range tables {
+	for _, tb := range slices.Concat(ruleTables, inFlightTables) {
 		t.Run(tb.rule, func(t *testing.T) {
 			start := time.Unix(1_800_000_000, 0)
 			clock := &fakeClock{now: start}
@@ -272,7 +272,7 @@ func TestPacer_rules(t *testing.T) {
 				fail := func(format string, args ...any) {
 					t.Fatalf("step %d, at %d ms, %v: %s\nthe steps so far:\n%s", i, s.ms, e, fmt.Sprintf(format, args...), log.String())
 				}
-				for range e.goes {
+				if e.goes {
 					tk, wait, ok := p.reserveOK(clock.now)
 					if !ok {
 						fail("held %v", wait)
@@ -298,7 +298,7 @@ func TestPacer_rules(t *testing.T) {
 				if phase != s.phase || pace != s.pace {
 					fail("%s at %.2f a second; want %s at %.2f", phase, pace, s.phase, s.pace)
 				}
-				st := state{pace: tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(clock.now), at: clock.now}, model: p.model}
+				st := stateAt(p, clock.now)
 				if why := broken(&st); why != "" {
 					fail("the state breaks an invariant: %s", why)
 				}

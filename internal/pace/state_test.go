@@ -181,8 +181,7 @@ func FuzzPacer_keepsEveryInvariant(f *testing.F) {
 				store.gone[fmt.Sprint(n%3)] = n%2 == 0
 			}
 			for j, p := range ps {
-				now := clock.now
-				st := state{pace: tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}, model: p.model}
+				st := stateAt(p, clock.now)
 				if why := broken(&st); why != "" {
 					t.Fatalf("after event %d, Pacer %d breaks an invariant: %s\n%+v", i/2, j, why, st)
 				}
@@ -199,4 +198,10 @@ func FuzzPacer_keepsEveryInvariant(f *testing.F) {
 			}
 		}
 	})
+}
+
+// stateAt is p's model with its pace as it stands at now, as a step
+// would save it but for the members.
+func stateAt(p *Pacer, now time.Time) state {
+	return state{pace: tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}, model: p.model}
 }
