@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every fuzz test in the module for FUZZTIME each (go test fuzzes one
-# test at a time): beyond the seed corpora that go test ./... runs, new
+# Runs every fuzz test in the module for FUZZTIME each, a time or a count
+# of inputs such as 20000x (go test fuzzes one test at a time): beyond the seed corpora that go test ./... runs, new
 # inputs for the decoders, the masking and the pacer's invariants. A
 # failing input is kept under the package's testdata/fuzz, to commit with
 # its fix as a seed.
