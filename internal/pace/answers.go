@@ -112,8 +112,8 @@ func (p *Pacer) accept(t Ticket, now time.Time) {
 func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 	cut := p.refused > 0
 	switch {
-	case cut && p.heard == probing && t.sent.Before(p.probeAt.Add(-p.probeGap)):
-		// Sent before the probe's gap was last set: it says nothing of it.
+	case p.heard == probing && !t.probe:
+		// Sent before probing began: it says nothing of the probe.
 	case cut && (p.heard == nothingAccepted || p.heard == probing):
 		p.probe(a, now)
 	case cut && len(p.othersAccepted) >= InFlightEvidence && p.inFlightRefused(t.others):

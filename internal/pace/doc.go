@@ -49,34 +49,63 @@
 //
 // Otherwise the service is taken to accept a steady rate it does not tell
 // (as the AWS SDKs' adaptive retry mode takes it), and the Pacer keeps one
-// pace, a bucket of one in x/time/rate. Only an answer to a request sent
-// under the current curve (since the last cut or fresh start, which each
-// Ticket carries as a number, so that no clock orders a request against a
-// cut) tells of the pace; the model reads answers so:
-//   - The pace doubles every StartDoubling from StartRate till a refusal.
-//     It grows only while requests wait for it, not for the ceiling.
-//   - A refusal cuts it to Backoff of the rate refused: the pace or, if
-//     lower, the rate requests went at (over RateSpan, or since the request
-//     before, the faster); after probing, the rate the service accepted
-//     over the last second, if it accepted any. A token earned at the
-//     rate refused is taken back.
-//   - It grows back along CUBIC's cubic (RFC 9438) to the rate refused
-//     after Recover. A refusal while it doubles restarts the doubling,
-//     from FirstBackoff of the rate refused up to the cut.
-//   - RefusedInARow refusals in a row say a limit counts requests over a
-//     span. The last, if sent before the cut, re-bases the pace to Backoff
-//     of what the service accepted over the last second, if lower. A probe
-//     accepted after them re-bases the rate refused to the most a second
-//     accepted before a refusal, if lower, the cubic restarting below it.
-//   - A refusal while nothing sent since the cut was accepted says the
-//     service refuses everything: it is probed one request at a time,
-//     gaps doubling up to maxWait, the pace not cut, till one is accepted.
-//   - After a cut, a refusal of a request sent with more in flight than
-//     all but one of the last InFlightHistory accepted, some of which went
-//     beside another, holds the Pacer to that many in flight (two at
-//     least) and starts the pace afresh: those refusals were
-//     that limit's, not a rate's, and answers to requests sent before say
-//     nothing of the fresh pace. A Retry-After past RoundingPause holds all.
+// pace, a bucket of one in x/time/rate, in one of three phases: starting
+// (doubling from StartRate, no rate refused), following a rate refused,
+// and probing a service that refuses everything. Two bounds hold in any
+// phase: a number in flight, once learnt, and a pause the service asked
+// for. Each cut and each fresh start begins a curve, numbered, and each
+// Ticket carries the number it went under, so that no clock orders a
+// request against a cut:
+//
+//	             a rate's refusal: cut                  a rate's refusal:
+//	starting ------------------------------> following <----+ cut
+//	   ^                                      |  |  ^  |     |
+//	   |  a refusal of a limit in flight:     |  |  |  +-----+
+//	   +--------------------------------------+  |  |
+//	        a refusal with none accepted         |  | one sent since the
+//	        since the cut                        v  | cut accepted
+//	                                           probing <---+ a probe refused:
+//	                                             |         | its gap doubles
+//	                                             +---------+
+//
+// The rules, each held by a table of events (rules_test.go):
+//   - Starting, the pace doubles every StartDoubling from StartRate, only
+//     while requests wait for it, not for the ceiling.
+//   - Only an answer to a request sent under the current curve tells of
+//     the pace. The pause, the quota, what the service accepted and the
+//     refusals in a row take every answer.
+//   - A rate's refusal cuts the pace to Backoff of the rate refused: the
+//     pace or, if lower, the rate requests went at (over RateSpan, or since
+//     the request before, the faster). A token earned at the rate refused
+//     is taken back.
+//   - After probing, the rate refused is what the service accepted over
+//     the last second, if it accepted any; the pace itself before a second
+//     has passed since the first request went.
+//   - Following, the pace grows back along CUBIC's cubic (RFC 9438) to the
+//     rate refused after Recover. Cut while doubling, it doubles again,
+//     from FirstBackoff of the rate refused up to the cut, first.
+//   - A refusal while nothing sent since the cut was accepted begins
+//     probing: one request at a time, the pace not cut. Each probe refused
+//     doubles the gap; a gap is at least the pace's and ProbeShare of the
+//     Retry-After, and at most the Retry-After and maxWait.
+//   - Probing, a refusal of a request sent before it began says nothing of
+//     the probe; an acceptance of any sent since the cut ends it, at the
+//     pace before it: the service does not refuse everything.
+//   - RefusedInARow refusals with no acceptance between them say a limit
+//     counts requests over a span. The last, if sent before the cut,
+//     re-bases the pace to Backoff of what the service accepted over the
+//     last second, if lower, once a second has passed since the first went.
+//   - A probe accepted after RefusedInARow refusals in a row re-bases the
+//     rate refused to the most a second accepted before a refusal, if
+//     lower, the cubic restarting below it.
+//   - Following, once InFlightEvidence accepted are kept, a refusal of a
+//     request sent with more in flight than all but one of the last
+//     InFlightHistory accepted, some of which went beside another, holds
+//     the Pacer to that many in flight (two at least) and starts the pace
+//     afresh: those refusals were that limit's, not a rate's.
+//   - A Retry-After past RoundingPause holds every request till it ends,
+//     for at most maxWait; a shorter one holds only the request refused
+//     (its retry).
 //
 // Pacers in several processes that talk to one service with the same
 // credentials can share the model (Share, share.go): the model is one plain

@@ -153,7 +153,10 @@ type Ticket struct {
 	// trip to the store, all of which go as it ends: their gaps are the
 	// pace's, not what the service saw.
 	beforeToken bool
-	others      int // the others in flight when it went
+	// probe: let go while probing, as the one request probing lets go at
+	// a time; only its answer is news of the probe.
+	probe  bool
+	others int // the others in flight when it went
 	// What the request waited for, and whether the pace was shared when
 	// it went: for the log.
 	waited Waited
@@ -349,7 +352,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if p.first.IsZero() {
 		p.first = at
 	}
-	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now)}
+	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now), probe: p.heard == probing}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}

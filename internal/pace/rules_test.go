@@ -141,7 +141,7 @@ var ruleTables = []ruleTable{
 		{140, goes(), "following", 50},
 		{200, refusesAsking(800, 2), "probing", 50},
 		{200, tillAnswered(), "probing", 50}, // one in flight
-		{210, refuses(3), "probing", 50},     // sent before the gap was set: no news
+		{210, refuses(3), "probing", 50},     // sent before probing began: no news
 		{210, held(190), "probing", 50},
 		{400, goes(), "probing", 50},
 		{400, tillAnswered(), "probing", 50},
@@ -152,6 +152,50 @@ var ruleTables = []ruleTable{
 		{900, held(800), "probing", 50}, // at most the Retry-After
 		{1700, goes(), "probing", 50},
 		{1750, accepts(6), "following", 50},
+	}},
+	{"refusals of requests sent before probing began are no news of the probe", []ruleStep{
+		{0, goes(), "starting", 100},
+		{100, refuses(1), "following", 50},
+		{120, goes(), "following", 50},
+		{140, goes(), "following", 50},
+		{200, goes(), "following", 50}, // at the instant the next answer arrives
+		{200, refusesAsking(800, 2), "probing", 50},
+		{210, refuses(3, 4), "probing", 50}, // not refused probes: the gap stays
+		{210, held(190), "probing", 50},
+		{400, goes(), "probing", 50},
+		{450, accepts(5), "following", 50},
+	}},
+	{"an acceptance of any request sent since the cut ends probing: the service does not refuse everything", []ruleStep{
+		{0, goes(), "starting", 100},
+		{100, refuses(1), "following", 50},
+		{120, goes(), "following", 50},
+		{140, goes(), "following", 50},
+		{200, refuses(2), "probing", 50},
+		{220, accepts(3), "following", 50},
+	}},
+	{"after probing, a cut measures the rate the service accepted over the last second", []ruleStep{
+		{0, goes(), "starting", 100},
+		{5, accepts(1), "starting", 100},
+		{10, goes(), "starting", 100},
+		{100, refuses(2), "following", 50},
+		{120, goes(), "following", 50},
+		{200, refuses(3), "probing", 50},
+		{1100, goes(), "probing", 50},
+		{1110, accepts(4), "following", 50},
+		{1125, goes(), "following", 50},
+		{1130, accepts(5), "following", 50},
+		{1145, goes(), "following", 50},
+		{1150, refuses(6), "following", 1}, // 2 accepted over the last second
+	}},
+	{"after probing, a cut within a second of the first request measures the pace", []ruleStep{
+		{0, goes(), "starting", 100},
+		{100, refuses(1), "following", 50},
+		{120, goes(), "following", 50},
+		{200, refuses(2), "probing", 50},
+		{220, goes(), "probing", 50},
+		{230, accepts(3), "following", 50},
+		{250, goes(), "following", 50},
+		{260, refuses(4), "following", 25}, // not the 33 a second requests went at
 	}},
 	{"a probe accepted after RefusedInARow refusals in a row re-bases the rate refused to the most a second accepted", []ruleStep{
 		{0, goes(), "starting", 100},
