@@ -48,7 +48,8 @@ func (p *Pacer) goAlone(now time.Time) {
 		return
 	}
 	share := from / float64(n)
-	p.refused, p.cutTo, p.doubling, p.grown = share, Backoff*share, false, Recover
+	p.setCurve(curve{refused: share, cutTo: Backoff * share})
+	p.grown = Recover
 	p.pace = limiterAt(rate.Limit(share), p.pace.TokensAt(now)/float64(n), now)
 	if p.inFlightLimit > 0 {
 		p.inFlightLimit = (p.inFlightLimit + n - 1) / n

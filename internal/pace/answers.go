@@ -89,19 +89,23 @@ func (p *Pacer) quotaEvents(spent, crowded bool, now time.Time) {
 // a row) finds a limit that counts requests over a span: what a second
 // admitted before it refused is what the pace grows back to, where less.
 func (p *Pacer) accept(t Ticket, now time.Time) {
-	switch p.heard {
+	switch ph := p.phase.(type) {
 	case probing:
-		p.heard, p.probeGap, p.probeAt = reopened, 0, time.Time{}
-		if m := float64(p.mostAccepted); p.refusedInARow >= RefusedInARow && m > 0 && m < p.refused {
-			p.refused, p.cutTo, p.grown, p.doubling = m, min(float64(p.pace.Limit()), Backoff*m), 0, false
+		if m := float64(p.mostAccepted); p.refusedInARow >= RefusedInARow && m > 0 && m < ph.refused {
+			p.phase, p.grown = following{curve{refused: m, cutTo: min(float64(p.pace.Limit()), Backoff*m)}, reopened}, 0
 			p.setPace(now)
 			p.event("a probe was accepted after a shut-out: probing ends, the pace growing back to what a second admitted",
 				map[string]any{"pace_per_second": rateField(float64(p.pace.Limit())), "back_to_per_second": rateField(m)})
 			break
 		}
+		p.phase = following{ph.curve, reopened}
 		p.event("a probe was accepted: probing ends, at the pace before it", map[string]any{"pace_per_second": rateField(float64(p.pace.Limit()))})
-	case nothingAccepted:
-		p.heard = accepted
+	case following:
+		if ph.heard == nothingAccepted {
+			p.phase = following{ph.curve, accepted}
+		}
+	case starting:
+		p.phase = starting{accepted}
 	}
 	p.othersAccepted = append(p.othersAccepted, t.others)
 	p.othersAccepted = p.othersAccepted[max(0, len(p.othersAccepted)-InFlightHistory):]
@@ -110,20 +114,26 @@ func (p *Pacer) accept(t Ticket, now time.Time) {
 // refuse reads a refusal of t: a probe's, one of a limit in flight, or a
 // rate's, which cuts the pace.
 func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
-	cut := p.refused > 0
-	switch {
-	case p.heard == probing && !t.probe:
-		// Sent before probing began: it says nothing of the probe.
-	case cut && (p.heard == nothingAccepted || p.heard == probing):
-		p.probe(a, now)
-	case cut && len(p.othersAccepted) >= InFlightEvidence && p.inFlightRefused(t.others):
-		p.inFlightLimit = t.others
-		// Its refusals, not a rate's, cut the pace: it starts again.
-		p.refused, p.cutTo, p.doubling, p.grown, p.heard = 0, 0, true, 0, nothingAccepted
-		p.cut++
-		p.setPace(now)
-		p.event("the service limits the requests in flight: holding to that many, the pace starting again", map[string]any{
-			"in_flight": p.inFlightLimit, "pace_per_second": rateField(float64(p.pace.Limit()))})
+	switch ph := p.phase.(type) {
+	case probing:
+		if t.probe { // one sent before probing began says nothing of it
+			p.probe(a, now)
+		}
+	case following:
+		switch {
+		case ph.heard == nothingAccepted:
+			p.probe(a, now)
+		case len(p.othersAccepted) >= InFlightEvidence && p.inFlightRefused(t.others):
+			p.inFlightLimit = t.others
+			// Its refusals, not a rate's, cut the pace: it starts again.
+			p.phase, p.grown = starting{}, 0
+			p.cut++
+			p.setPace(now)
+			p.event("the service limits the requests in flight: holding to that many, the pace starting again", map[string]any{
+				"in_flight": p.inFlightLimit, "pace_per_second": rateField(float64(p.pace.Limit()))})
+		default:
+			p.cutPace(t, now)
+		}
 	default:
 		p.cutPace(t, now)
 	}
@@ -134,18 +144,19 @@ func (p *Pacer) refuse(t Ticket, a Answer, now time.Time) {
 // that refuses for a while sees its refusals thin out, and one that
 // accepts again is found within maxWait.
 func (p *Pacer) probe(a Answer, now time.Time) {
-	begins := p.heard != probing
-	p.probeGap = max(2*p.probeGap, nanos(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare, 1)
+	was, probed := p.phase.(probing)
+	gap := max(2*was.gap, nanos(float64(time.Second)/float64(p.pace.Limit())), a.RetryAfter/ProbeShare, 1)
 	if p.maxWait > 0 {
-		p.probeGap = min(p.probeGap, p.maxWait)
+		gap = min(gap, p.maxWait)
 	}
 	if a.RetryAfter > 0 {
-		p.probeGap = min(p.probeGap, a.RetryAfter)
+		gap = min(gap, a.RetryAfter)
 	}
-	p.probeAt, p.heard = now.Add(p.probeGap), probing
-	if begins {
+	c, _ := p.curve()
+	p.phase = probing{c, gap, now.Add(gap)}
+	if !probed {
 		p.event("the service refuses every request since the cut: probing it one request at a time",
-			map[string]any{"first_gap_ms": p.probeGap.Milliseconds()})
+			map[string]any{"first_gap_ms": gap.Milliseconds()})
 	}
 }
 
@@ -171,8 +182,8 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	if !t.beforeToken {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
-	from, start := float64(p.pace.Limit()), p.doubling
-	if p.heard == reopened {
+	from, start := float64(p.pace.Limit()), p.doubling()
+	if ph, ok := p.phase.(following); ok && ph.heard == reopened {
 		switch n := p.acceptedRate(now); {
 		case math.IsInf(n, 1):
 			// No second has passed to measure: what went is no measure
@@ -182,9 +193,8 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 			measured, what = n, "the rate the service accepted over the last second"
 		}
 	}
-	p.refused = min(from, measured)
-	p.cutTo = Backoff * p.refused
-	p.grown, p.heard = 0, nothingAccepted
+	refused := min(from, measured)
+	p.phase, p.grown = following{curve{refused, Backoff * refused, start}, nothingAccepted}, 0
 	p.cut++
 	p.pace = limiterAt(p.pace.Limit(), min(p.pace.TokensAt(now), 0), now)
 	p.setPace(now)
@@ -194,7 +204,7 @@ func (p *Pacer) cutPace(t Ticket, now time.Time) {
 	}
 	p.event("the pace was cut", map[string]any{"why": why, "from_per_second": rateField(from),
 		"to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(measured), "measured": what,
-		"back_to_per_second": rateField(p.refused)})
+		"back_to_per_second": rateField(refused)})
 }
 
 // rebase is the package doc's re-base, on a refusal of a request sent
@@ -208,8 +218,8 @@ func (p *Pacer) rebase(now time.Time) {
 	if n <= 0 || math.IsInf(n, 1) || Backoff*n >= from {
 		return
 	}
-	p.refused, p.doubling, p.grown = n, false, 0
-	p.cutTo = Backoff * n
+	p.setCurve(curve{refused: n, cutTo: Backoff * n})
+	p.grown = 0
 	p.setPace(now)
 	p.event("the pace was cut", map[string]any{"why": "refusals in a row: the service counts requests over a span, and admits what it accepted over the last second",
 		"from_per_second": rateField(from), "to_per_second": rateField(float64(p.pace.Limit())), "measured_per_second": rateField(n),

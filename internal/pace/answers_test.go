@@ -35,8 +35,8 @@ func TestPacer_inFlightLimit(t *testing.T) {
 	// The cut was that limit's, not a rate's: the pace starts afresh.
 	fresh := func(when string) {
 		t.Helper()
-		if got := float64(p.pace.Limit()); got != StartRate || !p.doubling || p.refused != 0 {
-			t.Errorf("%s, the pace is %.2f a second (doubling %t, the rate refused %v); want %v, doubling, no rate refused", when, got, p.doubling, p.refused, float64(StartRate))
+		if got := float64(p.pace.Limit()); got != StartRate || p.phase.phaseName() != "starting" {
+			t.Errorf("%s, the pace is %.2f a second (%s, the rate refused %v); want %v, starting", when, got, p.phase.phaseName(), refusedRate(&p.model), float64(StartRate))
 		}
 	}
 	fresh("after the limit in flight was learnt")
@@ -44,12 +44,12 @@ func TestPacer_inFlightLimit(t *testing.T) {
 	// refused (a rate's cut), nor accepted (news that the service accepts).
 	answer(tickets[1], true)
 	fresh("after a request sent before the fresh start was refused")
-	if p.heard != nothingAccepted || len(p.othersAccepted) != InFlightHistory {
-		t.Errorf("a straggler's answer was news of the fresh pace: heard %v, %d accepted kept", p.heard, len(p.othersAccepted))
+	if heardOf(&p.model) != nothingAccepted || len(p.othersAccepted) != InFlightHistory {
+		t.Errorf("a straggler's answer was news of the fresh pace: heard %v, %d accepted kept", heardOf(&p.model), len(p.othersAccepted))
 	}
 	answer(tickets[0], false)
-	if p.heard != nothingAccepted || len(p.othersAccepted) != InFlightHistory {
-		t.Errorf("a straggler's acceptance was news of the fresh pace: heard %v, %d accepted kept", p.heard, len(p.othersAccepted))
+	if heardOf(&p.model) != nothingAccepted || len(p.othersAccepted) != InFlightHistory {
+		t.Errorf("a straggler's acceptance was news of the fresh pace: heard %v, %d accepted kept", heardOf(&p.model), len(p.othersAccepted))
 	}
 	send(2)
 	clock.now = clock.now.Add(time.Second)
@@ -73,14 +73,14 @@ func TestPacer_inFlightLimitNeedsOthersAccepted(t *testing.T) {
 	for range InFlightEvidence {
 		answer(sendApart(t, p, clock, 1, time.Second)[0], false)
 	}
-	refused := p.refused
+	refused := refusedRate(&p.model)
 	tickets := sendApart(t, p, clock, 2, time.Second)
 	answer(tickets[1], true)
 	if p.inFlightLimit != 0 {
 		t.Errorf("held to %d in flight after a refusal of the first request sent beside another; want no limit in flight", p.inFlightLimit)
 	}
-	if p.refused == 0 || p.cut != 2 {
-		t.Errorf("the rate refused is %v at curve %d after a refusal (%v before); want a rate's cut, the second curve", p.refused, p.cut, refused)
+	if refusedRate(&p.model) == 0 || p.cut != 2 {
+		t.Errorf("the rate refused is %v at curve %d after a refusal (%v before); want a rate's cut, the second curve", refusedRate(&p.model), p.cut, refused)
 	}
 }
 
@@ -380,8 +380,8 @@ func TestPacer_aCutAfterProbingMeasuresWhatTheServiceAccepted(t *testing.T) {
 	if got, want := float64(p.pace.Limit()), Backoff*5; math.Abs(got-want) > 1e-9 {
 		t.Errorf("cut to %v a second: want %v, Backoff of the 5 accepted over the last second", got, want)
 	}
-	if p.refused != 5 {
-		t.Errorf("the pace grows back to %v a second: want 5", p.refused)
+	if got := refusedRate(&p.model); got != 5 {
+		t.Errorf("the pace grows back to %v a second: want 5", got)
 	}
 }
 
@@ -409,15 +409,15 @@ func TestPacer_aShutOutGrowsBackToWhatASecondAdmitted(t *testing.T) {
 			for range c.refused {
 				send(true) // the cut, then probes refused
 			}
-			if p.refused != 100 || p.mostAccepted != 40 {
-				t.Fatalf("the cut took %v a second for the rate refused, and %d for what a second admitted: the test shows nothing", p.refused, p.mostAccepted)
+			if refusedRate(&p.model) != 100 || p.mostAccepted != 40 {
+				t.Fatalf("the cut took %v a second for the rate refused, and %d for what a second admitted: the test shows nothing", refusedRate(&p.model), p.mostAccepted)
 			}
 			send(false) // a probe accepted
-			if p.refused != c.backTo {
-				t.Errorf("the pace grows back to %v a second: want %v", p.refused, c.backTo)
+			if got := refusedRate(&p.model); got != c.backTo {
+				t.Errorf("the pace grows back to %v a second: want %v", got, c.backTo)
 			}
-			if p.grown = Recover; !p.doubling && p.rate() != p.refused {
-				t.Errorf("after Recover the pace is %v a second: want %v", p.rate(), p.refused)
+			if p.grown = Recover; !p.doubling() && p.rate() != refusedRate(&p.model) {
+				t.Errorf("after Recover the pace is %v a second: want %v", p.rate(), refusedRate(&p.model))
 			}
 		})
 	}

@@ -86,26 +86,14 @@ type model struct {
 	// number it went under, and only an answer to a request sent under
 	// the current one says anything of the pace: a number, not a time,
 	// so that no clock orders a request against a cut, and a fresh start
-	// (refused 0) is a boundary too.
+	// is a boundary too.
 	cut uint32
-	// refused is the rate the last cut took the limit for, which the cubic
-	// returns to after Recover: the rate refused or, after a shut-out,
-	// mostAccepted if less; 0 before the first cut and after a fresh
-	// start, and more than 0 otherwise ("cut" below).
-	refused float64
-	cutTo   float64 // the rate the last cut set, where the cubic begins: at most Backoff of refused; 0 while refused is
-	// doubling: the rate doubles every StartDoubling of grown, from
-	// StartRate while not cut (with no end) and from FirstBackoff of
-	// refused after a cut, up to cutTo; otherwise it follows the cubic,
-	// from cutTo back to refused after Recover. Always true while not
-	// cut, so the rate is never nothing.
-	doubling      bool
-	grown         time.Duration // how long requests waited for the pace since the curve began
+	// phase is where the model is: starting, following or probing, each
+	// holding what only it needs. Never nil.
+	phase         phase
+	grown         time.Duration // how long requests waited for the pace since the curve began, or since its doubling ended
 	polled        time.Time     // when a request last asked to go
 	held          bool          // and the pace, not the ceiling, held it back
-	heard         heard         // what answers to requests sent under cut said
-	probeGap      time.Duration // while probing, the gap before the next probe; 0 otherwise
-	probeAt       time.Time     // while probing, when the next probe may go; zero otherwise
 	pausedTil     time.Time     // a Retry-After past RoundingPause holds every request till then
 	sent          []time.Time   // when requests went, over the last RateSpan
 	accepts       []time.Time   // when requests were accepted, over the last second
@@ -122,19 +110,93 @@ type model struct {
 	mostAccepted int
 }
 
-// heard is what answers to requests sent under the current cut said.
+// phase is one of the package doc's phases: starting, following or
+// probing, values that are replaced whole.
+type phase interface{ phaseName() string }
+
+// starting: no rate refused since the first request or a fresh start;
+// the pace doubles every StartDoubling of grown from StartRate, with no
+// end. heard is nothingAccepted or accepted.
+type starting struct{ heard heard }
+
+// following: a rate refused, the pace on its curve back to it, and what
+// answers to requests sent under the current curve said.
+type following struct {
+	curve
+	heard heard
+}
+
+// probing: the service refused everything sent since the cut; one request
+// goes at a time, gap apart, till one is accepted. The curve waits as it
+// was (requests wait for the probe, not the pace).
+type probing struct {
+	curve
+	gap time.Duration // before the next probe: above 0
+	at  time.Time     // when the next probe may go: not zero
+}
+
+func (starting) phaseName() string  { return "starting" }
+func (following) phaseName() string { return "following" }
+func (probing) phaseName() string   { return "probing" }
+
+// curve is the pace after a cut: doubling every StartDoubling of grown
+// from FirstBackoff of refused up to cutTo, then along the cubic from
+// cutTo back to refused after Recover.
+type curve struct {
+	// refused is the rate the last cut took the limit for: the rate
+	// refused or, after a shut-out, mostAccepted if less. Finite, above 0.
+	refused float64
+	cutTo   float64 // the rate the last cut set, where the cubic begins: above 0, at most Backoff of refused
+	// doubling: grown counts from the cut and the doubling has not yet
+	// reached cutTo.
+	doubling bool
+}
+
+// heard is what answers to requests sent under the current curve said.
 type heard uint8
 
 const (
 	// nothingAccepted: a refusal of one says the service refuses
 	// everything, and probing begins.
 	nothingAccepted heard = iota
-	probing               // one request at a time, probeGap apart, till one is accepted
+	_                     // probing's value on the wire (state.go)
 	accepted              // one was accepted
 	// reopened: one was accepted after probing, so the next cut measures
 	// the rate the service accepted, not the rate requests went at.
 	reopened
 )
+
+// curve is the phase's curve, once cut.
+func (m *model) curve() (curve, bool) {
+	switch ph := m.phase.(type) {
+	case following:
+		return ph.curve, true
+	case probing:
+		return ph.curve, true
+	}
+	return curve{}, false
+}
+
+// setCurve gives the phase curve c: probing goes on under it, and a start
+// follows it, what was heard kept.
+func (m *model) setCurve(c curve) {
+	switch ph := m.phase.(type) {
+	case following:
+		ph.curve = c
+		m.phase = ph
+	case probing:
+		ph.curve = c
+		m.phase = ph
+	case starting:
+		m.phase = following{c, ph.heard}
+	}
+}
+
+// doubling tells whether the pace doubles: always while starting.
+func (m *model) doubling() bool {
+	c, cut := m.curve()
+	return !cut || c.doubling
+}
 
 // tokenState is an x/time/rate limiter of burst 1 as a value: its rate, and
 // the tokens it held at a time.
@@ -197,7 +259,7 @@ func New(clock Clock, maxConcurrent int, ceiling float64, maxWait time.Duration)
 
 // begin sets the model as it is before the first request.
 func (p *Pacer) begin() {
-	p.model = model{doubling: true}
+	p.model = model{phase: starting{}}
 	p.pace = rate.NewLimiter(min(rate.Limit(StartRate), p.ceiling), 1)
 }
 
@@ -286,14 +348,14 @@ func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Dur
 	ranAt, shared, slight := now, false, false
 	p.step(ctx, now, queuedStep{
 		op: func(now time.Time) {
-			held, waiting, doubling := p.held, p.own.Waiting, p.doubling
+			held, waiting, doubling := p.held, p.own.Waiting, p.doubling()
 			ranAt = now
 			t, wait, hold = p.reserve(now)
 			// Held as it was, no turn begun and no doubling ended: it
 			// changed only the poll's time and the pace's growth since
 			// the poll before, which the next step saved counts from
 			// that poll if this one is not kept (reserve).
-			slight = hold != HoldNone && hold != HoldQuota && p.held == held && p.own.Waiting.Equal(waiting) && p.doubling == doubling
+			slight = hold != HoldNone && hold != HoldQuota && p.held == held && p.own.Waiting.Equal(waiting) && p.doubling() == doubling
 		},
 		busy:   func() { ranAt = p.clock.Now(); t, wait, hold = Ticket{}, p.busyWait(ranAt), HoldStore },
 		shared: &shared,
@@ -325,10 +387,13 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 		return Ticket{}, untilAnswered, HoldInFlight
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), HoldPause
-	case p.heard == probing && p.inFlight > 0:
+	}
+	pr, probes := p.phase.(probing)
+	switch {
+	case probes && p.inFlight > 0:
 		return Ticket{}, untilAnswered, HoldProbe
-	case p.heard == probing && now.Before(p.probeAt):
-		return Ticket{}, p.probeAt.Sub(now), HoldProbe
+	case probes && now.Before(pr.at):
+		return Ticket{}, pr.at.Sub(now), HoldProbe
 	}
 	at := now // when it goes
 	if wait := p.tokenWait(now); wait > 0 {
@@ -352,7 +417,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if p.first.IsZero() {
 		p.first = at
 	}
-	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now), probe: p.heard == probing}
+	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now), probe: probes}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}
@@ -373,8 +438,9 @@ func (p *Pacer) tokenWait(now time.Time) time.Duration {
 // doubling that has reached Backoff of the rate refused ends there, and
 // the cubic's time begins.
 func (p *Pacer) setPace(now time.Time) {
-	if p.doubling && p.refused > 0 && p.doublingRate() >= p.cutTo {
-		p.doubling, p.grown = false, 0
+	if c, cut := p.curve(); cut && c.doubling && p.rate() >= c.cutTo {
+		c.doubling, p.grown = false, 0
+		p.setCurve(c)
 	}
 	p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
 }
@@ -386,24 +452,19 @@ func (p *Pacer) setPace(now time.Time) {
 // with no rate refused: a pace of nothing. p.mu is held.
 func (p *Pacer) modelHolds() bool { return p.pace.Limit() < p.ceiling }
 
-// rate is the pace the model gives (model.doubling): doubling, or along
-// the cubic.
-func (p *Pacer) rate() float64 {
-	if p.doubling {
-		return p.doublingRate()
+// rate is the pace the model gives: doubling from StartRate while
+// starting, and on the curve once cut.
+func (m *model) rate() float64 {
+	doubled := math.Exp2(float64(m.grown) / float64(StartDoubling))
+	switch c, cut := m.curve(); {
+	case !cut:
+		return StartRate * doubled
+	case c.doubling:
+		return FirstBackoff * c.refused * doubled
+	default:
+		x := float64(m.grown)/float64(Recover) - 1
+		return c.refused + (c.refused-c.cutTo)*x*x*x
 	}
-	x := float64(p.grown)/float64(Recover) - 1
-	return p.refused + (p.refused-p.cutTo)*x*x*x
-}
-
-// doublingRate is the rate doubled every StartDoubling from where the
-// doubling began.
-func (p *Pacer) doublingRate() float64 {
-	from := float64(StartRate)
-	if p.refused > 0 {
-		from = FirstBackoff * p.refused
-	}
-	return from * math.Exp2(float64(p.grown)/float64(StartDoubling))
 }
 
 // Release frees the place of the request t let go, once its answer is read.

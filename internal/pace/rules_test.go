@@ -65,13 +65,7 @@ func (e ruleEvent) String() string {
 // FirstBackoff of it, or along the cubic), or probing a service that
 // refuses everything; and whether it holds a number in flight, or a pause.
 func phaseOf(p *Pacer, now time.Time) string {
-	phase := "starting"
-	switch {
-	case p.heard == probing:
-		phase = "probing"
-	case p.refused > 0:
-		phase = "following"
-	}
+	phase := p.phase.phaseName()
 	if p.inFlightLimit > 0 {
 		phase += fmt.Sprintf(", %d in flight", p.inFlightLimit)
 	}

@@ -449,8 +449,8 @@ func TestShare_oldStateIsForgotten(t *testing.T) {
 	clock.now = clock.now.Add(Forget + time.Second)
 	b := defaultPacer(clock)
 	b.Share(store.member("b"))
-	if _, _, ok := b.askOK(bg, clock.now); !ok || b.refused != 0 || b.pace.Limit() != StartRate {
-		t.Fatalf("b took up an old state: the rate refused %v, pace %v", b.refused, b.pace.Limit())
+	if _, _, ok := b.askOK(bg, clock.now); !ok || refusedRate(&b.model) != 0 || b.pace.Limit() != StartRate {
+		t.Fatalf("b took up an old state: the rate refused %v, pace %v", refusedRate(&b.model), b.pace.Limit())
 	}
 }
 
@@ -485,7 +485,7 @@ func TestShare_goesAloneOnAStoreThatFails(t *testing.T) {
 // the next Pacer meets the first in the new state.
 func TestShare_healsADamagedState(t *testing.T) {
 	nothing := filled()
-	nothing.model.refused, nothing.model.doubling = 0, false
+	nothing.model.phase = following{} // no rate refused, and not doubling
 	for name, data := range map[string][]byte{
 		"not a state":       []byte(`{"version": 1}`),
 		"cut short":         validState()[:40],
@@ -808,8 +808,8 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 	}
 
 	a.Done(last, Answer{Refused: true})
-	if want := a.sentRate(); a.refused != want || want >= 1/last.gap.Seconds() {
-		t.Fatalf("the refusal took %v a second as the rate refused: want the rate they went at, %v", a.refused, want)
+	if want := a.sentRate(); refusedRate(&a.model) != want || want >= 1/last.gap.Seconds() {
+		t.Fatalf("the refusal took %v a second as the rate refused: want the rate they went at, %v", refusedRate(&a.model), want)
 	}
 }
 

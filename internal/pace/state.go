@@ -49,12 +49,13 @@ func encodeState(st *state) []byte {
 	}
 	e.float(st.pace.limit, st.pace.tokens)
 	e.time(st.pace.at)
-	e.float(m.refused, m.cutTo)
-	e.bool(m.doubling, m.held, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
-	e.int(int64(m.heard))
+	w := phaseOnWire(m.phase)
+	e.float(w.refused, w.cutTo)
+	e.bool(w.doubling, m.held, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
+	e.int(int64(w.heard))
 	e.int(int64(m.cut))
-	e.time(m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
-	e.int(int64(m.grown), int64(m.probeGap), int64(m.gate.early), int64(m.gate.late))
+	e.time(m.polled, w.at, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
+	e.int(int64(m.grown), int64(w.gap), int64(m.gate.early), int64(m.gate.late))
 	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.mostAccepted), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
 	e.float(m.gate.share, m.gate.prior)
 	e.times(m.sent)
@@ -81,13 +82,15 @@ func decodeState(b []byte) (state, error) {
 		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int()), Waiting: d.time()}
 	}
 	st.pace.limit, st.pace.tokens, st.pace.at = d.float(), d.float(), d.time()
-	m.refused, m.cutTo = d.float(), d.float()
-	m.doubling, m.held = d.bool(), d.bool()
+	var w wirePhase
+	w.refused, w.cutTo = d.float(), d.float()
+	w.doubling, m.held = d.bool(), d.bool()
 	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess = d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
-	m.heard = heard(d.int())
+	w.heard = heard(d.int())
 	m.cut = uint32(d.int())
-	m.polled, m.probeAt, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
-	m.grown, m.probeGap = time.Duration(d.int()), time.Duration(d.int())
+	m.polled, w.at, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
+	m.grown, w.gap = time.Duration(d.int()), time.Duration(d.int())
+	m.phase = w.phase()
 	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
 	m.inFlightLimit, m.refusedInARow, m.mostAccepted = int(d.int()), int(d.int()), int(d.int())
 	m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int())
@@ -100,6 +103,49 @@ func decodeState(b []byte) (state, error) {
 		d.err = errUnreadable
 	}
 	return st, d.err
+}
+
+// wirePhase is a phase as the state's encoding holds it: every phase's
+// fields side by side, heard probingOnWire while probing, and the fields a
+// phase does not hold zero (doubling true while starting).
+type wirePhase struct {
+	refused, cutTo float64
+	doubling       bool
+	heard          heard
+	gap            time.Duration
+	at             time.Time
+}
+
+// probingOnWire is heard's value for probing on the wire.
+const probingOnWire heard = 1
+
+func phaseOnWire(ph phase) wirePhase {
+	switch ph := ph.(type) {
+	case following:
+		return wirePhase{refused: ph.refused, cutTo: ph.cutTo, doubling: ph.doubling, heard: ph.heard}
+	case probing:
+		return wirePhase{refused: ph.refused, cutTo: ph.cutTo, doubling: ph.doubling, heard: probingOnWire, gap: ph.gap, at: ph.at}
+	case starting:
+		return wirePhase{doubling: true, heard: ph.heard}
+	}
+	return wirePhase{}
+}
+
+// phase is the phase w holds, or nil (unreadable) when its fields are no
+// phase's: those it does not hold must be zero. What a phase's own fields
+// must keep, broken checks.
+func (w wirePhase) phase() phase {
+	c := curve{w.refused, w.cutTo, w.doubling}
+	switch {
+	case w.heard == probingOnWire && w.refused != 0:
+		return probing{c, w.gap, w.at}
+	case w.gap != 0 || !w.at.IsZero() || w.heard > reopened:
+	case w.refused != 0:
+		return following{c, w.heard}
+	case w.cutTo == 0 && w.doubling && (w.heard == nothingAccepted || w.heard == accepted):
+		return starting{w.heard}
+	}
+	return nil
 }
 
 type encoder struct{ b []byte }
@@ -222,13 +268,21 @@ func sane(st *state) bool { return broken(st) == "" }
 func broken(st *state) string {
 	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	cut, probes := m.refused > 0, m.heard == probing
 	counts := true
 	for _, c := range st.members {
 		counts = counts && c.InFlight >= 0 && c.Unanswered >= 0
 	}
 	for _, n := range m.othersAccepted {
 		counts = counts && n >= 0
+	}
+	c, cut := m.curve()
+	pr, probes := m.phase.(probing)
+	heardOK := true
+	switch ph := m.phase.(type) {
+	case starting:
+		heardOK = ph.heard == nothingAccepted || ph.heard == accepted
+	case following:
+		heardOK = ph.heard == nothingAccepted || ph.heard == accepted || ph.heard == reopened
 	}
 	inOrder := func(ts []time.Time) bool { return slices.IsSortedFunc(ts, time.Time.Compare) }
 	for _, c := range []struct {
@@ -239,11 +293,11 @@ func broken(st *state) string {
 		// A pace of nothing would let every request go at once.
 		{st.pace.limit > 0 && finite(st.pace.limit), "the pace is a finite rate above nothing"},
 		{finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed, "the pace holds at most one token, and owes at most maxOwed"},
-		{finite(m.refused) && m.refused >= 0, "the rate refused is finite, and 0 when not cut"},
-		{m.cutTo >= 0 && (m.cutTo > 0) == cut && m.cutTo <= Backoff*m.refused, "the rate cut to is above nothing exactly when cut, at most Backoff of the rate refused"},
-		{m.doubling || cut, "the pace doubles while not cut"},
-		{m.heard <= reopened && (!probes || cut), "what was heard is one of four, and probing only once cut"},
-		{(m.probeGap > 0) == probes && !m.probeAt.IsZero() == probes, "a probe's gap and time are set exactly while probing"},
+		{m.phase != nil, "the model is in a phase"},
+		{!cut || finite(c.refused) && c.refused > 0, "the rate refused is finite and above nothing"},
+		{!cut || c.cutTo > 0 && c.cutTo <= Backoff*c.refused, "the rate cut to is above nothing, at most Backoff of the rate refused"},
+		{heardOK, "what was heard is nothing accepted or one accepted, or, following, one accepted after probing"},
+		{!probes || pr.gap > 0 && !pr.at.IsZero(), "a probe's gap is above nothing, and its time set"},
 		{m.grown >= 0 && m.refusedInARow >= 0 && m.mostAccepted >= 0 && m.inFlightLimit >= 0, "no duration or count of the model is negative"},
 		{len(m.othersAccepted) <= InFlightHistory, "at most InFlightHistory accepted are kept"},
 		{inOrder(m.sent) && inOrder(m.accepts), "the times requests went and were accepted are in order"},

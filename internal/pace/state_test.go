@@ -23,8 +23,11 @@ func filled() state {
 	fill(reflect.ValueOf(&st.pace).Elem(), &n)
 	fill(reflect.ValueOf(&st.model).Elem(), &n)
 	// What sane() asks of a state the model can take up.
-	st.pace.tokens, st.model.heard, st.model.gate.share, st.model.gate.prior = 0.25, probing, 0.75, 0.625
-	st.model.cutTo = st.model.refused / 2
+	st.pace.tokens, st.model.gate.share, st.model.gate.prior = 0.25, 0.75, 0.625
+	if pr, ok := st.model.phase.(probing); ok {
+		pr.cutTo = pr.refused / 2
+		st.model.phase = pr
+	}
 	return st
 }
 
@@ -38,6 +41,11 @@ func fill(v reflect.Value, n *int64) {
 	switch {
 	case v.Type() == timeType:
 		v.Set(reflect.ValueOf(time.Unix(0, 1_800_000_000_000_000_000+*n*1_000_003)))
+	case v.Type() == reflect.TypeFor[phase]():
+		// The phase that holds the most: probing.
+		var pr probing
+		fill(reflect.ValueOf(&pr).Elem(), n)
+		v.Set(reflect.ValueOf(pr))
 	case v.Kind() == reflect.Struct:
 		for i := range v.NumField() {
 			fill(v.Field(i), n)
@@ -71,8 +79,8 @@ func TestState_roundTripsEveryField(t *testing.T) {
 		t.Fatalf("the state did not round-trip whole: a field of the model is not encoded, or two are swapped\n got %+v\nwant %+v", got, want)
 	}
 	var zero state
-	// But for what sane() asks: a pace, and before the first cut, doubling.
-	zero.pace.limit, zero.model.doubling, zero.members = 1, true, map[string]counts{}
+	// But for what sane() asks: a pace, and a phase.
+	zero.pace.limit, zero.model.phase, zero.members = 1, starting{}, map[string]counts{}
 	zero.model.sent, zero.model.accepts = []time.Time{}, []time.Time{} // lists decode empty, not nil
 	if got, err := decodeState(encodeState(&zero)); err != nil || !reflect.DeepEqual(got, zero) {
 		t.Fatalf("a state of zero values did not round-trip: %+v (%v)", got, err)
@@ -84,7 +92,7 @@ func TestState_roundTripsEveryField(t *testing.T) {
 // never read each other's states.
 var golden = map[string]string{
 	"8":  "425050414345388ad097d1d29df1fa310408616231320604086364333402000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
-	"10": "42505041434531308ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010230ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
+	"10": "42505041434531308ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa310000000000803c400000000000802c40010101010101010230ccb3d6dbd29df1fa31c0a1e2d9d29df1fa31d8c5caddd29df1fa318e9795e6d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa31423e282a5c666812141c1e000000000000e83f000000000000e43f06e4d7bedfd29df1fa3186897a86897a06fcfba6e3d29df1fa3186897a86897a06606264",
 	"9":  "425050414345398ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
 }
 
@@ -94,6 +102,26 @@ func TestState_goldenEncoding(t *testing.T) {
 	want, ok := golden[StateFormat]
 	if !ok || got != want {
 		t.Fatalf("the encoding of format %q is not its golden one: if the encoding changed, change StateFormat and add its golden:\n%q: %q,", StateFormat, StateFormat, got)
+	}
+}
+
+// filledAsFields is format "10"'s encoding of filled() when the model held
+// each phase's fields side by side (filled() numbered them in that order):
+// the phases as types kept the encoding, so it reads, and is written again,
+// byte for byte.
+const filledAsFields = "42505041434531308ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010230ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60"
+
+func TestState_phasesKeptTheEncoding(t *testing.T) {
+	b, _ := hex.DecodeString(filledAsFields)
+	st, err := decodeState(b)
+	if err != nil {
+		t.Fatalf("the state written before the phases were types: %v", err)
+	}
+	if _, ok := st.model.phase.(probing); !ok {
+		t.Errorf("read as %s: want probing", st.model.phase.phaseName())
+	}
+	if got := hex.EncodeToString(encodeState(&st)); got != filledAsFields {
+		t.Errorf("written again as\n%s\nwant\n%s", got, filledAsFields)
 	}
 }
 
@@ -123,7 +151,7 @@ func TestState_aPaceTooSlowForADuration(t *testing.T) {
 // happens and to which Pacer, and a number for it (a time, a request, a
 // Retry-After, a quota's count).
 func FuzzPacer_keepsEveryInvariant(f *testing.F) {
-	fresh := state{members: map[string]counts{}, pace: tokenState{limit: StartRate}, model: model{doubling: true}}
+	fresh := state{members: map[string]counts{}, pace: tokenState{limit: StartRate}, model: model{phase: starting{}}}
 	filledState := filled()
 	for _, st := range []*state{&fresh, &filledState} {
 		f.Add(encodeState(st), []byte{1, 0, 1, 0, 0, 50, 3, 0, 5, 0, 1, 0, 0, 200, 2, 0, 5, 0, 0, 255, 0, 255, 2, 0, 5, 0})
@@ -202,6 +230,50 @@ func FuzzPacer_keepsEveryInvariant(f *testing.F) {
 
 // stateAt is p's model with its pace as it stands at now, as a step
 // would save it but for the members.
+// refusedRate is the rate the model's last cut refused: 0 while starting.
+func refusedRate(m *model) float64 {
+	c, _ := m.curve()
+	return c.refused
+}
+
+// heardOf is what the model heard since its curve began: probing's value
+// on the wire while probing.
+func heardOf(m *model) heard { return phaseOnWire(m.phase).heard }
+
 func stateAt(p *Pacer, now time.Time) state {
 	return state{pace: tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}, model: p.model}
+}
+
+// TestState_aPhaseOnTheWire: the encoding holds every phase's fields side
+// by side, and a state whose fields are no one phase's is unreadable.
+func TestState_aPhaseOnTheWire(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	for _, c := range []struct {
+		w    wirePhase
+		want string // the phase read; "" unreadable
+	}{
+		{wirePhase{doubling: true}, "starting"},
+		{wirePhase{doubling: true, heard: accepted}, "starting"},
+		{wirePhase{doubling: true, heard: reopened}, ""},
+		{wirePhase{doubling: true, heard: probingOnWire}, ""},
+		{wirePhase{}, ""}, // not cut, not doubling: a pace of nothing
+		{wirePhase{doubling: true, cutTo: 8}, ""},
+		{wirePhase{refused: 10, cutTo: 8, heard: reopened}, "following"},
+		{wirePhase{refused: 10, cutTo: 8, heard: reopened + 1}, ""},
+		{wirePhase{refused: 10, cutTo: 8, gap: time.Second}, ""},
+		{wirePhase{refused: 10, cutTo: 8, at: at}, ""},
+		{wirePhase{refused: 10, cutTo: 8, heard: probingOnWire, gap: time.Second, at: at}, "probing"},
+		{wirePhase{heard: probingOnWire, gap: time.Second, at: at}, ""},
+	} {
+		got := ""
+		if ph := c.w.phase(); ph != nil {
+			got = ph.phaseName()
+			if w := phaseOnWire(ph); w != c.w {
+				t.Errorf("%+v read as %s, written as %+v", c.w, got, w)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%+v read as %q: want %q", c.w, got, c.want)
+		}
+	}
 }
