@@ -43,17 +43,13 @@ func (p *Pacer) goAlone(now time.Time) {
 		n = max(n, c.Live())
 	}
 	p.countOwn()
-	from := min(float64(p.pace.Limit()), p.sentRate())
+	from := min(float64(p.pace.Limit()), p.sentRate(p.pace.Limit()))
 	if n == 1 || from <= 0 || math.IsInf(from, 1) {
 		return
 	}
 	share := from / float64(n)
-	p.setCurve(curve{refused: share, cutTo: Backoff * share})
-	p.grown = Recover
+	p.next(wentAlone{share, n}, now, p.setting())
 	p.pace = limiterAt(rate.Limit(share), p.pace.TokensAt(now)/float64(n), now)
-	if p.inFlightLimit > 0 {
-		p.inFlightLimit = (p.inFlightLimit + n - 1) / n
-	}
 	p.event("pacing alone at this run's share of the shared pace", map[string]any{
 		"members": n, "from_per_second": rateField(from), "to_per_second": rateField(share)})
 }

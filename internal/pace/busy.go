@@ -76,10 +76,14 @@ type ownCopy struct {
 // copyOwn copies p's model as loaded at now: the steps change the model's
 // lists in place. p.mu is held.
 func (p *Pacer) copyOwn(now time.Time) ownCopy {
-	m := p.model
-	m.sent, m.accepts, m.othersAccepted = slices.Clone(m.sent), slices.Clone(m.accepts), slices.Clone(m.othersAccepted)
 	pace := tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
-	return ownCopy{m, pace, p.inFlight, p.unanswered}
+	return ownCopy{p.clone(), pace, p.inFlight, p.unanswered}
+}
+
+// clone is a copy of m that shares no list with it.
+func (m model) clone() model {
+	m.sent, m.accepts, m.othersAccepted = slices.Clone(m.sent), slices.Clone(m.accepts), slices.Clone(m.othersAccepted)
+	return m
 }
 
 // undo takes back what a run of r's steps did to p: they ran on a state

@@ -73,131 +73,6 @@ type Pacer struct {
 	model
 }
 
-// model is the state of the package doc's model, a plain value: what
-// Pacers that share it save and load whole around each step (share.go,
-// state.go). Configuration, the counts derived from the members and the
-// pace's tokens are not in it. Each field keeps the invariant its comment
-// states; none can be told from the others.
-type model struct {
-	gate    gate
-	checked time.Time // when members were last checked for liveness (share.go)
-	// cut numbers the pace's curves: raised by every cut, and when a limit
-	// in flight is learnt (the pace starts afresh). A Ticket carries the
-	// number it went under, and only an answer to a request sent under
-	// the current one says anything of the pace: a number, not a time,
-	// so that no clock orders a request against a cut, and a fresh start
-	// is a boundary too.
-	cut uint32
-	// phase is where the model is: starting, following or probing, each
-	// holding what only it needs. Never nil.
-	phase         phase
-	grown         time.Duration // how long requests waited for the pace since the curve began, or since its doubling ended
-	polled        time.Time     // when a request last asked to go
-	held          bool          // and the pace, not the ceiling, held it back
-	pausedTil     time.Time     // a Retry-After past RoundingPause holds every request till then
-	sent          []time.Time   // when requests went, over the last RateSpan
-	accepts       []time.Time   // when requests were accepted, over the last second
-	first         time.Time     // when the first request went
-	inFlightLimit int           // the most requests in flight the service accepts, once learnt; 0 before
-	// othersAccepted holds the others in flight with each of the last
-	// InFlightHistory requests accepted.
-	othersAccepted []int
-	// refusedInARow counts the refusals answered since the last
-	// acceptance, but for the announced quota's.
-	refusedInARow int
-	// mostAccepted is the most requests the service accepted over the
-	// second before a refusal, but for the announced quota's.
-	mostAccepted int
-}
-
-// phase is one of the package doc's phases: starting, following or
-// probing, values that are replaced whole.
-type phase interface{ phaseName() string }
-
-// starting: no rate refused since the first request or a fresh start;
-// the pace doubles every StartDoubling of grown from StartRate, with no
-// end. heard is nothingAccepted or accepted.
-type starting struct{ heard heard }
-
-// following: a rate refused, the pace on its curve back to it, and what
-// answers to requests sent under the current curve said.
-type following struct {
-	curve
-	heard heard
-}
-
-// probing: the service refused everything sent since the cut; one request
-// goes at a time, gap apart, till one is accepted. The curve waits as it
-// was (requests wait for the probe, not the pace).
-type probing struct {
-	curve
-	gap time.Duration // before the next probe: above 0
-	at  time.Time     // when the next probe may go: not zero
-}
-
-func (starting) phaseName() string  { return "starting" }
-func (following) phaseName() string { return "following" }
-func (probing) phaseName() string   { return "probing" }
-
-// curve is the pace after a cut: doubling every StartDoubling of grown
-// from FirstBackoff of refused up to cutTo, then along the cubic from
-// cutTo back to refused after Recover.
-type curve struct {
-	// refused is the rate the last cut took the limit for: the rate
-	// refused or, after a shut-out, mostAccepted if less. Finite, above 0.
-	refused float64
-	cutTo   float64 // the rate the last cut set, where the cubic begins: above 0, at most Backoff of refused
-	// doubling: grown counts from the cut and the doubling has not yet
-	// reached cutTo.
-	doubling bool
-}
-
-// heard is what answers to requests sent under the current curve said.
-type heard uint8
-
-const (
-	// nothingAccepted: a refusal of one says the service refuses
-	// everything, and probing begins.
-	nothingAccepted heard = iota
-	_                     // probing's value on the wire (state.go)
-	accepted              // one was accepted
-	// reopened: one was accepted after probing, so the next cut measures
-	// the rate the service accepted, not the rate requests went at.
-	reopened
-)
-
-// curve is the phase's curve, once cut.
-func (m *model) curve() (curve, bool) {
-	switch ph := m.phase.(type) {
-	case following:
-		return ph.curve, true
-	case probing:
-		return ph.curve, true
-	}
-	return curve{}, false
-}
-
-// setCurve gives the phase curve c: probing goes on under it, and a start
-// follows it, what was heard kept.
-func (m *model) setCurve(c curve) {
-	switch ph := m.phase.(type) {
-	case following:
-		ph.curve = c
-		m.phase = ph
-	case probing:
-		ph.curve = c
-		m.phase = ph
-	case starting:
-		m.phase = following{c, ph.heard}
-	}
-}
-
-// doubling tells whether the pace doubles: always while starting.
-func (m *model) doubling() bool {
-	c, cut := m.curve()
-	return !cut || c.doubling
-}
-
 // tokenState is an x/time/rate limiter of burst 1 as a value: its rate, and
 // the tokens it held at a time.
 type tokenState struct {
@@ -373,12 +248,8 @@ func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Dur
 // asks again (an answer may let it go sooner); untilAnswered when only an
 // answer can.
 func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
-	if p.held && p.polled.Before(now) {
-		// A request waited for the pace since: it is what holds them back.
-		p.grown += now.Sub(p.polled)
-		p.setPace(now)
-	}
-	p.polled, p.held, p.ahead = now, false, 0
+	p.apply(p.next(asked{}, now, p.setting()), now)
+	p.ahead = 0
 	// A member waits its turn only while the pace holds it (turnsAhead).
 	waiting := p.own.Waiting
 	p.own.Waiting = time.Time{}
@@ -398,7 +269,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	at := now // when it goes
 	if wait := p.tokenWait(now); wait > 0 {
 		if wait > p.lead {
-			p.held = p.modelHolds()
+			p.next(heldForPace{p.modelHolds()}, now, p.setting())
 			p.own.Waiting = cmp.Or(waiting, now)
 			p.ahead = p.turnsAhead(p.own.Waiting)
 			return Ticket{}, wait + p.ahead, HoldPace
@@ -408,21 +279,36 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
 		return Ticket{}, wait, HoldQuota
 	}
-	p.held = at.After(now) && p.modelHolds()
 	p.pace.ReserveN(now, 1) // its token, which may be one to come
 	p.inFlight++
 	p.unanswered++
 	p.own.InFlight++
 	p.own.Unanswered++
-	if p.first.IsZero() {
-		p.first = at
-	}
 	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now), probe: probes}
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}
-	p.sent = append(trimBefore(p.sent, now.Add(-RateSpan)), at)
+	p.next(went{at, p.modelHolds()}, now, p.setting())
 	return t, 0, HoldNone
+}
+
+// setting is the transition's reading of p.
+func (p *Pacer) setting() setting {
+	return setting{pace: p.pace.Limit(), ceiling: p.ceiling, maxWait: p.maxWait}
+}
+
+// apply gives the pace's tokens what a transition asked of them, and
+// records its events.
+func (p *Pacer) apply(e effect, now time.Time) {
+	if e.takeBack {
+		p.pace = limiterAt(p.pace.Limit(), min(p.pace.TokensAt(now), 0), now)
+	}
+	if e.repace {
+		p.pace.SetLimitAt(now, e.pace)
+	}
+	for _, ev := range e.events {
+		p.event(ev.Message, ev.Fields)
+	}
 }
 
 // tokenWait is how long until the pace's next token.
@@ -434,38 +320,12 @@ func (p *Pacer) tokenWait(now time.Time) time.Duration {
 	return nanos(math.Ceil((1 - tokens) / float64(p.pace.Limit()) * float64(time.Second)))
 }
 
-// setPace sets the pace to the model's rate now, within the ceiling. A
-// doubling that has reached Backoff of the rate refused ends there, and
-// the cubic's time begins.
-func (p *Pacer) setPace(now time.Time) {
-	if c, cut := p.curve(); cut && c.doubling && p.rate() >= c.cutTo {
-		c.doubling, p.grown = false, 0
-		p.setCurve(c)
-	}
-	p.pace.SetLimitAt(now, min(rate.Limit(p.rate()), p.ceiling))
-}
-
 // modelHolds tells whether the model's pace, not the user's ceiling, is
 // what holds requests back: only then does waiting grow the model. Grown
 // under the ceiling, a start doubled for as long as a plan waited for
 // it, past any rate and, after some 100 s, to infinity, where it ended
 // with no rate refused: a pace of nothing. p.mu is held.
 func (p *Pacer) modelHolds() bool { return p.pace.Limit() < p.ceiling }
-
-// rate is the pace the model gives: doubling from StartRate while
-// starting, and on the curve once cut.
-func (m *model) rate() float64 {
-	doubled := math.Exp2(float64(m.grown) / float64(StartDoubling))
-	switch c, cut := m.curve(); {
-	case !cut:
-		return StartRate * doubled
-	case c.doubling:
-		return FirstBackoff * c.refused * doubled
-	default:
-		x := float64(m.grown)/float64(Recover) - 1
-		return c.refused + (c.refused-c.cutTo)*x*x*x
-	}
-}
 
 // Release frees the place of the request t let go, once its answer is read.
 func (p *Pacer) Release(Ticket) {

@@ -808,7 +808,7 @@ func TestShare_letsGoAheadWithinTheStoresRoundTrip(t *testing.T) {
 	}
 
 	a.Done(last, Answer{Refused: true})
-	if want := a.sentRate(); refusedRate(&a.model) != want || want >= 1/last.gap.Seconds() {
+	if want := a.sentRate(a.pace.Limit()); refusedRate(&a.model) != want || want >= 1/last.gap.Seconds() {
 		t.Fatalf("the refusal took %v a second as the rate refused: want the rate they went at, %v", refusedRate(&a.model), want)
 	}
 }
