@@ -5,12 +5,13 @@
 # and none, and HAProxy's http_req_rate, on loopback and behind a real
 # 80 ms round trip, with and without Retry-After. Each row: the median and
 # worst of $BENCH_ROUNDS plans (default 5) against the ideal, and the
-# median share refused. BENCH_LIMITERS picks rows by a regular expression
+# median share refused, beside the same plans told the limit
+# (requests_per_second = 50): what learning it costs. BENCH_LIMITERS picks rows by a regular expression
 # on "limiter, network" (default: all); BENCH_LOGS, a directory, keeps
 # each plan's provider log at debug. With a commit (the first argument, or
 # BEFORE), the provider built from it runs every plan too, just before
-# this tree's: the two side by side in one run, some 20 minutes on 2 cores
-# (half without).
+# this tree's: side by side in one run, some 30 minutes on 2 cores (20
+# without).
 # The targets are printed with the table (limiters_test.go).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -8,13 +8,14 @@ import (
 )
 
 var (
-	limitersTarget = regexp.MustCompile(`targets: median <= ([\d.]+)x, worst <= ([\d.]+)x, refused <= ([\d.]+)%`)
+	limitersTarget = regexp.MustCompile(`targets: median <= ([\d.]+)x, worst <= ([\d.]+)x, refused <= ([\d.]+)%(?:; learning within ([\d.]+)x of told)?`)
 	limitersCell   = regexp.MustCompile(`^([\d.]+)x, worst ([\d.]+)x, ([\d.]+)%$`)
 	limitersPlans  = regexp.MustCompile(`^\s+limiters_test\.go:\d+: .*, now, (\d+): `)
 )
 
 // limitersTables reads BenchmarkRealLimiters' table: this tree's provider
-// (its "now" column) behind each real limiter and network.
+// (its "now" column) behind each real limiter and network and, where the
+// run had one, beside the same provider told the limit ("told").
 func limitersTables(r *Record) ([]*Table, error) {
 	var target []string
 	for _, line := range r.Lines {
@@ -35,10 +36,13 @@ func limitersTables(r *Record) ([]*Table, error) {
 	if found == nil {
 		return nil, fmt.Errorf("limiters: no table of limiters")
 	}
-	now := -1
+	now, told := -1, -1
 	for i, h := range found[0] {
-		if h == "now" {
+		switch h {
+		case "now":
 			now = i
+		case "told":
+			told = i
 		}
 	}
 	if now < 0 {
@@ -50,6 +54,14 @@ func limitersTables(r *Record) ([]*Table, error) {
 			"behind a real 80 ms round trip, %d plans a row, each starting with no pace saved: the median and worst plan against the ideal "+
 			"(the plan without the limit, or Terraform's own time plus the least the limit allows, whichever is longer), and the median share "+
 			"refused. Targets: median <= %sx, worst <= %sx, refused <= %s%%; a figure past one is bold.", plans, target[0], target[1], target[2])}
+	if told >= 0 && target[3] == "" {
+		return nil, fmt.Errorf("limiters: a told column, but no target for what learning costs")
+	}
+	if told >= 0 {
+		t.Header = append(t.Header, "told", "learning costs")
+		t.Note += fmt.Sprintf(" Beside them, the median plan and share refused of the same provider told the limit (`requests_per_second = 50`), "+
+			"and what learning it costs: the median's difference, bold past %sx.", target[3])
+	}
 	for _, row := range found[2:] {
 		m := limitersCell.FindStringSubmatch(row[now])
 		if m == nil {
@@ -59,6 +71,17 @@ func limitersTables(r *Record) ([]*Table, error) {
 		over(cells, 2, m[1], target[0])
 		over(cells, 3, m[2], target[1])
 		over(cells, 4, m[3], target[2])
+		if told >= 0 {
+			k := limitersCell.FindStringSubmatch(row[told])
+			if k == nil {
+				return nil, fmt.Errorf("limiters: the cell %q of %s, %s does not read", row[told], row[0], row[1])
+			}
+			learnt, _ := strconv.ParseFloat(m[1], 64) // the regexps' digits
+			given, _ := strconv.ParseFloat(k[1], 64)
+			cost := fmt.Sprintf("%+.2f", learnt-given)
+			cells = append(cells, k[1]+"x, "+k[3]+"%", cost+"x")
+			over(cells, 6, cost, target[3])
+		}
 		t.Rows = append(t.Rows, cells)
 	}
 	return []*Table{t}, nil

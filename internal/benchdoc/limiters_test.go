@@ -34,3 +34,32 @@ func TestLimitersTables(t *testing.T) {
 		t.Error("output cut before the table read")
 	}
 }
+
+// With the provider told the limit beside it, the table shows what
+// learning costs, bold past its target.
+func TestLimitersTables_told(t *testing.T) {
+	lines := strings.Split(`    limiters_test.go:190: targets: median <= 1.15x, worst <= 1.25x, refused <= 3%; learning within 0.05x of told
+        | limiter | network | now | told |
+        |---|---|---|---|
+        | nginx limit_req, burst 10 | loopback | 1.03x, worst 1.04x, 2.0% | 1.12x, worst 1.13x, 0.0% |
+        | HAProxy http_req_rate | 80 ms, no Retry-After | 1.20x, worst 1.24x, 3.5% | 1.13x, worst 1.14x, 0.0% |
+        `, "\n")
+	tables, err := limitersTables(&Record{Lines: lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := tables[0]
+	want := [][]string{{"nginx limit_req, burst 10", "loopback", "1.03x", "1.04x", "2.0%", "1.12x, 0.0%", "-0.09x"},
+		{"HAProxy http_req_rate", "80 ms, no Retry-After", "**1.20x**", "1.24x", "**3.5%**", "1.13x, 0.0%", "**+0.07x**"}}
+	if strings.Join(tab.Header, "|") != "limiter|network|median|worst|refused|told|learning costs" || len(tab.Rows) != 2 ||
+		strings.Join(tab.Rows[0], "|") != strings.Join(want[0], "|") || strings.Join(tab.Rows[1], "|") != strings.Join(want[1], "|") {
+		t.Errorf("header %q, rows %q, want %q", tab.Header, tab.Rows, want)
+	}
+	if !strings.Contains(tab.Note, "bold past 0.05x") {
+		t.Errorf("note %q", tab.Note)
+	}
+	lines[0] = strings.TrimSuffix(lines[0], "; learning within 0.05x of told")
+	if _, err := limitersTables(&Record{Lines: lines}); err == nil {
+		t.Error("a told column with no target for it read")
+	}
+}

@@ -194,14 +194,15 @@ func apart(tb testing.TB) (env []string, home string) {
 }
 
 // fleetPlan is one plan of the fleet: the list and reads profiles of its
-// own from the first'th, pacing through paceDir.
-func fleetPlan(base, paceDir string, first, reads int) string {
+// own from the first'th, pacing through paceDir; settings are more lines
+// of the provider block.
+func fleetPlan(base, paceDir string, first, reads int, settings ...string) string {
 	return fmt.Sprintf(`
 provider "browserprofile" {
   base_url  = %q
   api_token = %q
   pace_dir  = %q
-
+  %s
 }
 
 data "browserprofile_profiles" "all" {}
@@ -212,7 +213,7 @@ data "browserprofile_profile" "each" {
 }
 
 output "read" { value = "read = ${length(data.browserprofile_profile.each)}" }
-`, base, fleetToken, paceDir, first, first+reads)
+`, base, fleetToken, paceDir, strings.Join(settings, "\n  "), first, first+reads)
 }
 
 // BenchmarkFleet is make bench's (f): K plans at once on this machine,

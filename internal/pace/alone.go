@@ -48,7 +48,7 @@ func (p *Pacer) goAlone(now time.Time) {
 		return
 	}
 	share := from / float64(n)
-	p.next(wentAlone{share, n}, now, p.setting())
+	p.tell(wentAlone{share, n}, now)
 	p.pace = limiterAt(rate.Limit(share), p.pace.TokensAt(now)/float64(n), now)
 	p.event("pacing alone at this run's share of the shared pace", map[string]any{
 		"members": n, "from_per_second": rateField(from), "to_per_second": rateField(share)})

@@ -31,7 +31,7 @@ func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
 	spent, crowded := p.gate.known && p.gate.quota.Remaining == 0, p.gate.crowded()
 	quotas := p.gate.done(a.Quota, a.Refused, t.sent, now)
 	p.quotaEvents(spent, crowded, now)
-	p.apply(p.next(answered{t, a, quotas}, now, p.setting()), now)
+	p.tell(answered{t, a, quotas}, now)
 }
 
 // answered is the event of an answer to the request t let go: a, and
@@ -52,13 +52,12 @@ type setting struct {
 // effect is what a transition asks of the pace's tokens, and tells.
 type effect struct {
 	takeBack bool       // the token earned at the rate refused is taken back (first)
-	repace   bool       // the limit is set to pace
-	pace     rate.Limit // the model's rate within the ceiling, when repace
+	pace     rate.Limit // the limit set to the model's rate within the ceiling; 0, left alone
 	events   []Event
 }
 
-// hear is the model's transition on an answer: it touches nothing but m,
-// and reads no clock. The pause, what the service accepted and the
+// hear is next's answered case: it touches nothing but m, and reads no
+// clock. The pause, what the service accepted and the
 // refusals in a row take every answer; only an answer to a request sent
 // under the current curve tells of the pace.
 func (m *model) hear(e answered, now time.Time, s setting, out *effect) {
@@ -110,7 +109,7 @@ func (e *effect) event(msg string, fields map[string]any) {
 // the ceiling.
 func (m *model) repace(s setting, out *effect) rate.Limit {
 	m.settle()
-	out.repace, out.pace = true, min(rate.Limit(m.rate()), s.ceiling)
+	out.pace = min(rate.Limit(m.rate()), s.ceiling)
 	return out.pace
 }
 

@@ -8,8 +8,8 @@ import (
 // The model of limits nobody announces, its phases, and its one
 // transition: next takes the model, an event and the time to the model
 // after it, touching nothing else and reading no clock; what it asks of the
-// pace's tokens, and the events it tells, it returns (effect) for the Pacer
-// to apply. Only methods of model assign the model's fields, but for the
+// pace's tokens, and the events it tells, it returns (effect), which the
+// Pacer's tell gives them. Only methods of model assign the model's fields, but for the
 // decoder, which builds a state whole (TestModel_onlyTheTransitionAssignsIt).
 // The gate, its own type, reads its answers in gate.done.
 

@@ -248,7 +248,7 @@ func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Dur
 // asks again (an answer may let it go sooner); untilAnswered when only an
 // answer can.
 func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
-	p.apply(p.next(asked{}, now, p.setting()), now)
+	p.tell(asked{}, now)
 	p.ahead = 0
 	// A member waits its turn only while the pace holds it (turnsAhead).
 	waiting := p.own.Waiting
@@ -269,7 +269,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	at := now // when it goes
 	if wait := p.tokenWait(now); wait > 0 {
 		if wait > p.lead {
-			p.next(heldForPace{p.modelHolds()}, now, p.setting())
+			p.tell(heldForPace{p.modelHolds()}, now)
 			p.own.Waiting = cmp.Or(waiting, now)
 			p.ahead = p.turnsAhead(p.own.Waiting)
 			return Ticket{}, wait + p.ahead, HoldPace
@@ -288,7 +288,7 @@ func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	if n := len(p.sent); n > 0 {
 		t.gap = at.Sub(p.sent[n-1])
 	}
-	p.next(went{at, p.modelHolds()}, now, p.setting())
+	p.tell(went{at, p.modelHolds()}, now)
 	return t, 0, HoldNone
 }
 
@@ -297,16 +297,17 @@ func (p *Pacer) setting() setting {
 	return setting{pace: p.pace.Limit(), ceiling: p.ceiling, maxWait: p.maxWait}
 }
 
-// apply gives the pace's tokens what a transition asked of them, and
-// records its events.
-func (p *Pacer) apply(e effect, now time.Time) {
-	if e.takeBack {
+// tell steps the model by e, the one way anything changes it, and gives
+// the pace's tokens what the step asked of them and the log its events.
+func (p *Pacer) tell(e modelEvent, now time.Time) {
+	out := p.next(e, now, p.setting())
+	if out.takeBack {
 		p.pace = limiterAt(p.pace.Limit(), min(p.pace.TokensAt(now), 0), now)
 	}
-	if e.repace {
-		p.pace.SetLimitAt(now, e.pace)
+	if out.pace > 0 {
+		p.pace.SetLimitAt(now, out.pace)
 	}
-	for _, ev := range e.events {
+	for _, ev := range out.events {
 		p.event(ev.Message, ev.Fields)
 	}
 }
