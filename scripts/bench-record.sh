@@ -11,7 +11,7 @@
 #   scale       the Redis store with K members (PACE_SCALE=1), some minutes
 #   limiters    make bench-limiters: one plan through Terraform behind real
 #               nginx and HAProxy (BEFORE=<commit> runs that commit's
-#               provider beside this tree's), some 10 minutes, 20 with BEFORE
+#               provider beside this tree's), some 20 minutes, 30 with BEFORE
 #   bench       make bench: the list at scale, the stand-in's limiters through
 #               Terraform and in process, the fleets (about 40 minutes)
 #
