@@ -57,7 +57,8 @@ var Areas = []Area{
 
 // Stale lists the files area measures that changed between the record's
 // commit and HEAD in the repository at root; none when the record speaks
-// for the head.
+// for the head. A Go file whose comments alone changed is not among them
+// (sameCode).
 func Stale(root string, a Area, r *Record) ([]string, error) {
 	git := func(args ...string) (string, error) { return output(root, "git", args...) }
 	if _, err := git("merge-base", "--is-ancestor", r.Commit, "HEAD"); err != nil {
@@ -82,10 +83,24 @@ func Stale(root string, a Area, r *Record) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		changed = append(changed, strings.Fields(out)...)
+		for _, f := range strings.Fields(out) {
+			if !strings.HasSuffix(f, ".go") || !sameCode(gitShow(root, r.Commit, f), gitShow(root, "HEAD", f)) {
+				changed = append(changed, f)
+			}
+		}
 	}
 	slices.Sort(changed)
 	return slices.Compact(changed), nil
+}
+
+// gitShow is the file path at rev in the repository at root; nil where it
+// has none, which no other version's code is the same as.
+func gitShow(root, rev, path string) []byte {
+	out, err := output(root, "git", "show", rev+":"+path)
+	if err != nil {
+		return nil
+	}
+	return []byte(out)
 }
 
 // measuredDirs are the directories, relative to root, of this module's

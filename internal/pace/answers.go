@@ -57,9 +57,9 @@ type effect struct {
 }
 
 // hear is next's answered case: it touches nothing but m, and reads no
-// clock. The pause, what the service accepted and the
-// refusals in a row take every answer; only an answer to a request sent
-// under the current curve tells of the pace.
+// clock. The pause, what the service accepted and the refusals in a row
+// take every answer; only an answer to a request sent under the current
+// curve tells of the pace.
 func (m *model) hear(e answered, now time.Time, s setting, out *effect) {
 	t, a := e.t, e.a
 	if a.Refused && a.RetryAfter > RoundingPause {
