@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"go/scanner"
 	"go/token"
+	"slices"
 	"strings"
 )
 
@@ -19,15 +20,7 @@ func sameCode(a, b []byte) bool {
 	}
 	ta, oka := codeTokens(a)
 	tb, okb := codeTokens(b)
-	if !oka || !okb || len(ta) != len(tb) {
-		return false
-	}
-	for i := range ta {
-		if ta[i] != tb[i] {
-			return false
-		}
-	}
-	return true
+	return oka && okb && slices.Equal(ta, tb)
 }
 
 // codeTokens is src's tokens as "token literal" strings, comments but
