@@ -6,8 +6,10 @@
 # real HAProxy (a rate over any second, refusals counted), neither sending
 # Retry-After, and the stand-in announcing a quota of 100 every 2 s, its
 # reset in IETF's RateLimit (seconds from now, rounded up), GitHub's
-# X-RateLimit-Reset (an epoch second, rounded up: "quota-github") or to the
-# millisecond ("quota-precise"). The plans share their pace through one
+# X-RateLimit-Reset (an epoch second, rounded up: "quota-github"; and
+# "quota-opened", each window opened by the first request after the last
+# one ended, as GitHub's are, where the others' windows fall at fixed
+# times) or to the millisecond ("quota-precise"). The plans share their pace through one
 # directory; the "apart" rows have nothing on disk in common (each plan its
 # own home, cache, temporary and pace directories), as on machines of their
 # own; the "redis" rows are apart but share one real Redis; the "aged" and

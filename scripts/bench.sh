@@ -316,6 +316,8 @@ quota 100 per 2 s, X-RateLimit-*|-quota 100 -quota-window 2s -announce github|mo
 quota 100 per 2 s, RateLimit|-quota 100 -quota-window 2s -announce ietf|more|
 quota 100 per 2 s, X-RateLimit-*, 80 ms|-quota 100 -quota-window 2s -announce github -latency 80ms|more|
 quota 100 per 2 s, RateLimit, 80 ms|-quota 100 -quota-window 2s -announce ietf -latency 80ms|more|
+quota 100 per 2 s, GitHub's, opened|-quota 100 -quota-window 2s -announce github -quota-opened|more|
+quota 100 per 2 s, GitHub's, opened, 80 ms|-quota 100 -quota-window 2s -announce github -quota-opened -latency 80ms|more|
 LIMITERS
 
 echo "== (b2) the same limiters in-process (BenchmarkPacing), 3 rounds"

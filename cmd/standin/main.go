@@ -77,6 +77,7 @@ func parseFlags() (opts standin.Options, cl commandLine) {
 	flag.BoolVar(&opts.RateSliding, "rate-sliding", false, "count the rate limit in any rolling second (a sliding log) instead of in a token bucket")
 	flag.IntVar(&opts.Quota, "quota", 0, "requests accepted in each fixed window of -quota-window, announced on every answer (-announce)")
 	flag.DurationVar(&opts.QuotaWindow, "quota-window", time.Second, "the window of -quota")
+	flag.BoolVar(&opts.QuotaOpened, "quota-opened", false, "open each window of -quota with the first request after the last one ended, as GitHub does, instead of at fixed times")
 	flag.StringVar(&opts.Announce, "announce", "github", "how -quota is announced: github (X-RateLimit-*, the reset a whole second), discord (X-RateLimit-*, to the millisecond) or ietf (RateLimit-Policy and RateLimit)")
 	flag.StringVar(&opts.RetryAfterForm, "retry-after", "seconds", "how a 429 says when to come back: seconds (rounded up), date, reset (X-RateLimit-Reset instead of Retry-After), or none")
 	flag.IntVar(&opts.FailEvery, "fail-every", 0, "answer every Nth request with a 503 HTML page")

@@ -259,7 +259,7 @@ const fleetReads = 40
 type fleetRow struct {
 	name    string
 	k       int
-	limiter string        // nginx, haproxy, quota (IETF's headers), quota-github, quota-precise, or none
+	limiter string        // nginx, haproxy, quota (IETF's headers), quota-github, quota-opened (GitHub's windows), quota-precise, or none
 	apart   bool          // nothing on disk in common: each plan its own home, cache, temporary and pace directories
 	redis   bool          // the plans share their pace in one Redis
 	away    time.Duration // and Redis is this far away, a round trip
@@ -279,7 +279,7 @@ func fleetRows() []fleetRow {
 			rows = append(rows, fleetRow{name: fmt.Sprintf("%s/K=%d/redis", lim, k), k: k, limiter: lim, apart: true, redis: true})
 		}
 	}
-	for _, lim := range []string{"quota", "quota-github", "quota-precise"} {
+	for _, lim := range []string{"quota", "quota-github", "quota-opened", "quota-precise"} {
 		for _, k := range []int{8, 16} {
 			if lim != "quota" {
 				rows = append(rows, fleetRow{name: fmt.Sprintf("%s/K=%d", lim, k), k: k, limiter: lim})
@@ -371,8 +371,9 @@ func fleetOwnTime(b *testing.B, k int) time.Duration {
 // limiter in front counted them) and the plans that failed.
 func runFleetOnce(b *testing.B, row fleetRow, timed bool) fleetRun {
 	opts := standin.Options{Environments: []standin.Environment{{Name: "production", Token: fleetToken, Profiles: standin.Generate(row.k * fleetReads)}}}
-	if family, ok := map[string]string{"quota": "ietf", "quota-github": "github", "quota-precise": "discord"}[row.limiter]; ok {
+	if family, ok := map[string]string{"quota": "ietf", "quota-github": "github", "quota-opened": "github", "quota-precise": "discord"}[row.limiter]; ok {
 		opts.Quota, opts.QuotaWindow, opts.Announce = 100, 2*time.Second, family
+		opts.QuotaOpened = row.limiter == "quota-opened"
 	}
 	s := standin.New(opts)
 	srv, spanned := timedServer(s)

@@ -189,15 +189,19 @@ func (l *InFlight) Enter(limit int) bool {
 func (l *InFlight) Leave() { l.n.Add(-1) }
 
 // Quota counts Limit requests in each window of Window (more than zero),
-// the windows beginning at Start. Requests are taken in the order they
-// arrive.
+// the windows beginning at Start; or, when Opened, each window beginning
+// with the first request to arrive after the last one ended, as GitHub's
+// do, so that no two windows need fall at the same point of a second.
+// Requests are taken in the order they arrive.
 type Quota struct {
 	Limit  int
 	Window time.Duration
 	Start  time.Time
+	Opened bool
 
 	mu    sync.Mutex
 	index int64
+	end   time.Time // when Opened: the window's end; zero before the first
 	used  int
 }
 
@@ -206,11 +210,18 @@ type Quota struct {
 func (q *Quota) Take(now time.Time) (remaining int, reset time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	i := int64(now.Sub(q.Start) / q.Window)
-	if i != q.index {
-		q.index, q.used = i, 0
+	if q.Opened {
+		if q.end.IsZero() || !now.Before(q.end) {
+			q.end, q.used = now.Add(q.Window), 0
+		}
+		reset = q.end
+	} else {
+		i := int64(now.Sub(q.Start) / q.Window)
+		if i != q.index {
+			q.index, q.used = i, 0
+		}
+		reset = q.Start.Add(time.Duration(i+1) * q.Window)
 	}
-	reset = q.Start.Add(time.Duration(i+1) * q.Window)
 	if q.used >= q.Limit {
 		return -1, reset
 	}

@@ -216,3 +216,28 @@ func TestQuota(t *testing.T) {
 		t.Errorf("the next window: %d remaining, want 1", remaining)
 	}
 }
+
+// An opened quota's window begins with the first request after the last
+// one ended, wherever that falls, and none begins while nobody asks.
+func TestQuota_opened(t *testing.T) {
+	t.Parallel()
+	q := Quota{Limit: 2, Window: 2 * time.Second, Opened: true}
+	first := second.Add(700 * time.Millisecond)
+	for i, c := range []struct {
+		at        time.Duration // after first
+		remaining int
+		reset     time.Duration // after first
+	}{
+		{0, 1, 2 * time.Second},
+		{time.Second, 0, 2 * time.Second},
+		{1999 * time.Millisecond, -1, 2 * time.Second},
+		{5300 * time.Millisecond, 1, 7300 * time.Millisecond}, // idle since the end
+		{7299 * time.Millisecond, 0, 7300 * time.Millisecond},
+		{7300 * time.Millisecond, 1, 9300 * time.Millisecond},
+	} {
+		remaining, reset := q.Take(first.Add(c.at))
+		if remaining != c.remaining || !reset.Equal(first.Add(c.reset)) {
+			t.Errorf("request %d: %d remaining, reset %s; want %d, %s", i+1, remaining, reset.Sub(first), c.remaining, c.reset)
+		}
+	}
+}

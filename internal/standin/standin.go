@@ -60,18 +60,18 @@ type Options struct {
 	// RateWindow counts RateLimit requests per wall-clock second (a fixed
 	// window) instead of a token bucket.
 	RateWindow bool
-	// RateSliding counts RateLimit requests in any rolling second (a
-	// sliding log), instead of in a token bucket.
+	// RateSliding counts RateLimit requests in any rolling second instead.
 	RateSliding bool
-	// Quota counts this many requests in each fixed window of QuotaWindow
-	// (default a second), the windows starting when the stand-in does, and
-	// announces it on every answer, 2xx included, in the Announce family:
-	// "github" (X-RateLimit-Limit, -Remaining, -Reset as a Unix time) or
-	// "ietf" (RateLimit-Policy and RateLimit, "default";r=…;t=…), the reset
-	// rounded up to whole seconds, as services send it, or "discord" (as
-	// github, and -Reset-After, both to the millisecond); none when "".
+	// Quota counts this many requests in each window of QuotaWindow (a
+	// second by default), fixed from the stand-in's start or, QuotaOpened,
+	// each opened by the first request after the last ended (GitHub's),
+	// announced on every answer in the Announce family: "github"
+	// (X-RateLimit-*, -Reset a Unix time) or "ietf" (RateLimit-Policy and
+	// RateLimit), rounded up to whole seconds, or "discord" (as github, and
+	// -Reset-After, to the millisecond); none when "".
 	Quota       int
 	QuotaWindow time.Duration
+	QuotaOpened bool
 	Announce    string
 	// RetryAfterForm is how a 429 says when to come back: "seconds" (the
 	// default, rounded up to whole seconds, as most services do), "date"
@@ -167,7 +167,7 @@ func New(opts Options) *Server {
 		s.bucket = ratelimit.NewBucket(opts.RateLimit, burst)
 	}
 	if opts.Quota > 0 {
-		s.quota = ratelimit.Quota{Limit: opts.Quota, Window: cmp.Or(opts.QuotaWindow, time.Second), Start: s.started}
+		s.quota = ratelimit.Quota{Limit: opts.Quota, Window: cmp.Or(opts.QuotaWindow, time.Second), Start: s.started, Opened: opts.QuotaOpened}
 	}
 	for i := range opts.Environments {
 		env := &opts.Environments[i]
