@@ -35,17 +35,28 @@
 // does not tell. A refusal with some of the quota remaining (a second
 // limit), or of a later window, cuts it, as does one of a request sent
 // once the reset was taken to have come: the reset the gate would hold
-// requests until is behind it. A reset given as a whole second
-// rounded up (GitHub's epoch second) is up to a second late: a new window's
-// answer before the old one's reset says how early windows end (early), an
-// answer of the old window to a request sent at a time says they end after
-// it (late), and the reset is taken early by the least of it. A crowded
-// gate spreads its share until the middle of where the window may end, so
-// its last requests tell which side of it they went, and are never refused:
-// they are its own. A request sent once the reset was taken early and
-// refused, or answered in the old window, forgets it. A reset given as
-// seconds from now drifts from answer to answer by its rounding; the least
-// of them is nearest the truth, and nothing more is learnt.
+// requests until is behind it.
+//
+// A reset given as a whole second rounded up (GitHub's epoch second) is up
+// to a second late, and the gate reads where windows end two ways. Fixed:
+// windows end the same time before their reset (windows at fixed times).
+// Opened: a window begins with the first request after the last one ended
+// (GitHub's), and ends the same time after it; the gate's request answered
+// with all but one of the limit remaining opened its window. Each answer
+// narrows both: one of the gate's window says it ends after the request
+// went, one of a later window that it ended by the answer. A request goes
+// in the next window once every reading that stands says the window
+// ended, so that it is never early whichever holds. An opened reading the
+// answers contradict is dropped; a fixed one starts again from nothing
+// (the reset as announced), and speaks only where the opened one cannot
+// (a window another run opened). A crowded gate spreads its share until the
+// middle of where the window may end, so its last requests tell which side
+// of it they went, and are never refused: they are its own. Alone, once a
+// request waited for a window spent, the window's last request waits for
+// that middle for the same news (a run that needs no more than remains
+// never waits for it). A reset given as seconds from now drifts from
+// answer to answer by its rounding; the least of them is nearest the
+// truth, and nothing more is learnt.
 //
 // Otherwise the service is taken to accept a steady rate it does not tell
 // (as the AWS SDKs' adaptive retry mode takes it), and the Pacer keeps one

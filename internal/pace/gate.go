@@ -2,6 +2,7 @@ package pace
 
 import (
 	"cmp"
+	"math"
 	"net/http"
 	"time"
 )
@@ -22,6 +23,11 @@ func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // resetMargin is how long after an announced reset requests go again, for
 // the service's clock.
 const resetMargin = 20 * time.Millisecond
+
+// endProbes is how many of a window's last requests a gate alone holds to
+// learn where the window ends: each goes at its share of where it may end,
+// so that where one answer halves it, three quarter it.
+const endProbes = 3
 
 // sameWindow is how close two announced resets must be to be one window's:
 // resets given as seconds from now drift by their rounding.
@@ -47,15 +53,27 @@ type gate struct {
 	known    bool   // a quota with a remaining count was announced
 	rolled   bool   // quota is the next window's, guessed: the next answer replaces it
 	// The fair share: this Pacer's answers against the quota's fall.
-	top    int           // where the window's count fell from: its limit, or the most remaining an answer announced
-	spent  int           // the window's answers counted in that fall
-	share  float64       // the share of the quota's fall that is this Pacer's, last measured; 0 before
-	prior  float64       // the share when the window began
-	guess  bool          // prior is the first window's guess, from what fell before its first answer, until its second
-	lastGo time.Time     // when the gate last let a request go
-	early  time.Duration // how long before its announced reset a window was seen to end, at least
-	late   time.Duration // and at most; 0 before it is known to be less than sameWindow
-	drifts bool          // the window's answers gave resets apart: seconds from now, each rounded
+	top    int       // where the window's count fell from: its limit, or the most remaining an answer announced
+	spent  int       // the window's answers counted in that fall
+	share  float64   // the share of the quota's fall that is this Pacer's, last measured; 0 before
+	prior  float64   // the share when the window began
+	guess  bool      // prior is the first window's guess, from what fell before its first answer, until its second
+	lastGo time.Time // when the gate last let a request go
+	drifts bool      // the window's answers gave resets apart: seconds from now, each rounded
+	// Where a window whose reset is rounded alike in every answer ends, by
+	// two readings (package doc). Fixed: windows end the same time before
+	// their reset, at least early and less than late (0: sameWindow);
+	// notFixed once answers contradicted it, when both start again from
+	// nothing. Opened: a window begins with the request that
+	// opens it, and ends more than lastsOver and at most lastsAtMost (0:
+	// nothing known) after that request went (opener, the gate's own
+	// answered with all but one of the limit remaining; zero when none
+	// was); notOpened, and nothing kept, once answers contradicted it.
+	early, late            time.Duration
+	lastsOver, lastsAtMost time.Duration
+	opener                 time.Time
+	notFixed, notOpened    bool
+	short                  bool // a request waited for the reset of a window spent
 }
 
 // window is a quota's numbers, without the header text they were read from.
@@ -64,27 +82,54 @@ type window struct {
 	Reset            time.Time
 }
 
-// resetAt is when the window is taken to reset: its announced reset, or
-// early before it when windows were seen to end early and the reset is
-// the same in every answer (a time, rounded alike: GitHub's epoch second).
-// One given as seconds from now is nearest in the answer that rounds
-// least, which done keeps.
+// resetAt is when the window is taken to reset, resetMargin after it ends
+// by every standing reading (ends). A reset given as seconds from now is
+// nearest in the answer that rounds least, which done keeps.
 func (g *gate) resetAt() time.Time {
+	_, by := g.ends()
+	return by.Add(resetMargin)
+}
+
+// ends is where the gate's window ends, by the readings of a reset rounded
+// alike (package doc): by by under each that stands, so that a request let
+// go then is counted in the next window whichever holds, and after after
+// under the one that ends it latest. The fixed reading, once contradicted,
+// speaks only where the opened one cannot. With a reset that drifts:
+// anywhere in the second before it.
+func (g *gate) ends() (after, by time.Time) {
+	reset := g.quota.Reset
+	after, by = reset.Add(-sameWindow), reset
 	if g.drifts {
-		return g.quota.Reset.Add(resetMargin)
+		return after, by
 	}
-	return g.quota.Reset.Add(resetMargin - g.early)
+	after, by = reset.Add(-cmp.Or(g.late, sameWindow)), reset.Add(-g.early)
+	if !g.opened() {
+		return after, by
+	}
+	oAfter, oBy := g.opener.Add(g.lastsOver), g.opener.Add(g.lastsAtMost)
+	if g.notFixed {
+		return oAfter, oBy
+	}
+	return maxTime(after, oAfter), maxTime(by, oBy)
 }
 
 // spreadUntil is when a crowded gate's share of the window is to be spent:
-// the reset, or, when the reset is rounded alike in every answer, the
-// middle of where the window may end, so that the last requests tell
-// which side of it they went (never refused: they are the gate's own).
+// the reset, or, once answers said where a window rounded alike ends, the
+// middle of where it may end, so that the last requests tell which side
+// of it they went (never refused: they are the gate's own).
 func (g *gate) spreadUntil() time.Time {
-	if g.drifts || g.late == 0 {
+	if g.drifts || g.late == 0 && !g.opened() {
 		return g.resetAt()
 	}
-	return g.quota.Reset.Add(resetMargin - (g.early+g.late)/2)
+	after, by := g.ends()
+	return after.Add(by.Sub(after)/2 + resetMargin)
+}
+
+// unsure tells that where the gate's window ends is known no closer than
+// resetMargin, and answers may tell more: its reset does not drift.
+func (g *gate) unsure() bool {
+	after, by := g.ends()
+	return g.known && !g.drifts && by.Sub(after) > resetMargin
 }
 
 // crowded tells a Pacer that others spend the quota too: its share was
@@ -122,6 +167,19 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 		return untilAnswered // the window's limit is a guess
 	case budget < 1:
 		if wait := reset.Sub(now); wait <= maxWait {
+			g.short = g.short || g.quota.Remaining <= inFlight
+			return wait
+		}
+	case budget < endProbes+1 && g.short && !g.rolled && !g.crowded() && g.unsure():
+		// Where the requests need more than a window gives, the window's
+		// last endProbes go spread over where the window may end, the
+		// first a quarter of the way: answered in it, or opening the
+		// next, each narrows where it ends, and none is refused. Not past
+		// maxWait, and not before a request waited for a reset: a run
+		// that needs no more than remains never waits for them.
+		after, by := g.ends()
+		left := time.Duration(math.Ceil(budget))
+		if wait := after.Add(by.Sub(after) / (left + 1)).Sub(now); wait > 0 && wait <= maxWait {
 			return wait
 		}
 	case g.crowded() && !g.rolled:
@@ -141,16 +199,16 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 // request sent at sent (nil when none came). Answers may arrive out of
 // order: within one window the least remaining wins, and an answer of an
 // earlier window, or whose reset has passed, is old news. Each accepted
-// answer of a window after its first counts to the share. A window seen to
-// end before its announced reset tells how early windows end (early); a
-// request sent once the reset was taken to have come, and refused or
-// answered in the old window, says they do not. A refusal is read by
-// refused, and done tells whether it was the quota's.
+// answer of a window after its first counts to the share. An answer of the
+// gate's window says it ends after the request went (endsAfter), one of a
+// later window that it ended by now (endedBy), and one with all but one of
+// the limit remaining that the request opened it (opens). A refusal is
+// read by refused, and done tells whether it was the quota's.
 func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bool) {
 	g.answered = true
 	afterRoll := g.rolled && !sent.Before(g.resetAt())
 	if refused {
-		return g.refused(h, afterRoll, now)
+		return g.refused(h, afterRoll, sent, now)
 	}
 	q, ok := Announced(h, now)
 	if !ok || q.Remaining < 0 || !q.Reset.After(now) {
@@ -160,14 +218,16 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bo
 	case g.rolled && next < sameWindow:
 		if afterRoll && -next < sameWindow {
 			// The window had not reset when it was taken to.
-			g.early, g.rolled = 0, false
+			g.rolled = false
 			g.quota.Remaining = min(q.Remaining, g.quota.Remaining)
+			g.endsAfter(sent)
 		}
 	case !g.known, g.rolled, next >= sameWindow:
-		if g.known && !g.rolled && !g.drifts && now.Before(g.quota.Reset) {
-			g.early = min(max(g.early, g.quota.Reset.Sub(now)), sameWindow)
+		if g.known {
+			g.endedBy(now)
 		}
-		g.quota, g.known, g.rolled = window{Limit: q.Limit, Remaining: q.Remaining, Reset: q.Reset}, true, false
+		g.quota, g.known, g.rolled, g.opener = window{Limit: q.Limit, Remaining: q.Remaining, Reset: q.Reset}, true, false, time.Time{}
+		g.opens(q, sent)
 		g.top, g.spent, g.drifts, g.prior, g.guess = q.Remaining, 0, false, g.share, false
 		switch {
 		case q.Limit <= q.Remaining:
@@ -188,11 +248,9 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bo
 		// A reset given as seconds from now, rounded up, is nearest the
 		// window's end in the answer that rounds least.
 		g.drifts = g.drifts || !q.Reset.Equal(g.quota.Reset)
-		if !g.drifts && !g.rolled && sent.Before(g.quota.Reset) {
-			// Counted in this window: it ends after sent.
-			g.late = max(min(cmp.Or(g.late, sameWindow), g.quota.Reset.Sub(sent)), g.early)
-		}
 		g.quota.Remaining, g.quota.Reset = min(g.quota.Remaining, q.Remaining), minTime(g.quota.Reset, q.Reset)
+		g.opens(q, sent)
+		g.endsAfter(sent)
 		g.top = max(g.top, q.Remaining)
 		g.spent++
 		g.measure()
@@ -213,9 +271,10 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bo
 // clock and the service's differ, or the window ends late): that refusal
 // is read as any other, so that the pace, not the gate, spaces what
 // follows.
-func (g *gate) refused(h http.Header, afterRoll bool, now time.Time) bool {
+func (g *gate) refused(h http.Header, afterRoll bool, sent, now time.Time) bool {
 	if afterRoll {
-		g.early, g.rolled, g.quota.Remaining = 0, false, 0
+		g.rolled, g.quota.Remaining = false, 0
+		g.endsAfter(sent)
 		return false
 	}
 	q, ok := Announced(h, now)
@@ -226,9 +285,81 @@ func (g *gate) refused(h http.Header, afterRoll bool, now time.Time) bool {
 	}
 	if !g.rolled && -next < sameWindow {
 		g.quota.Remaining = 0
+		g.endsAfter(sent)
 		g.measure()
 	}
 	return true
+}
+
+// opens reads an answer of the gate's window to its request sent at sent:
+// one announcing all but one of the limit remaining opened the window, if
+// windows open with a request, and the window then ends more than
+// sameWindow before its reset (rounded up) and at the reset at the latest,
+// after sent.
+func (g *gate) opens(q Quota, sent time.Time) {
+	if g.drifts || g.notOpened || !g.opener.IsZero() || q.Limit <= 0 || q.Remaining != q.Limit-1 {
+		return
+	}
+	g.opener = sent
+	g.lasts(q.Reset.Sub(sent)-sameWindow, q.Reset.Sub(sent))
+}
+
+// endsAfter reads a request sent at sent and counted in the gate's
+// window: the window ends after it. A fixed reading it contradicts starts
+// again from nothing.
+func (g *gate) endsAfter(sent time.Time) {
+	if g.drifts {
+		return
+	}
+	if before := g.quota.Reset.Sub(sent); before > g.early {
+		g.late = min(cmp.Or(g.late, sameWindow), before)
+	} else {
+		g.notFixed, g.early, g.late = true, 0, 0
+	}
+	if !g.opener.IsZero() {
+		g.lasts(sent.Sub(g.opener), g.lastsAtMost)
+	}
+}
+
+// endedBy reads an answer at now of a window after the gate's: the
+// gate's window ended by then. A fixed reading it contradicts starts again
+// from nothing.
+func (g *gate) endedBy(now time.Time) {
+	if g.drifts {
+		return
+	}
+	switch before := min(g.quota.Reset.Sub(now), sameWindow); {
+	case before <= g.early:
+	case before < cmp.Or(g.late, sameWindow):
+		g.early = before
+	default:
+		g.notFixed, g.early, g.late = true, 0, 0
+	}
+	if !g.opener.IsZero() {
+		g.lasts(g.lastsOver, now.Sub(g.opener))
+	}
+}
+
+// opened tells that the reading of windows opened by a request stands,
+// and says when the gate's window opened.
+func (g *gate) opened() bool {
+	return !g.notOpened && !g.opener.IsZero() && g.lastsAtMost > 0
+}
+
+// lasts narrows how long a window opened by a request lasts after its
+// opener went to more than over and at most atMost.
+func (g *gate) lasts(over, atMost time.Duration) {
+	if g.notOpened {
+		return
+	}
+	if g.lastsAtMost == 0 {
+		g.lastsOver, g.lastsAtMost = max(over, 0), atMost
+	} else {
+		g.lastsOver, g.lastsAtMost = max(g.lastsOver, over), min(g.lastsAtMost, atMost)
+	}
+	if g.lastsOver >= g.lastsAtMost {
+		g.notOpened, g.lastsOver, g.lastsAtMost, g.opener = true, 0, 0, time.Time{}
+	}
 }
 
 // measure takes the share from the window's answers: weighed with the
@@ -254,6 +385,13 @@ func (g *gate) measure() {
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
 		return b
 	}
 	return a

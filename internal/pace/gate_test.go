@@ -209,6 +209,108 @@ func TestGate_measuresItsShareOfTheFall(t *testing.T) {
 	}
 }
 
+// Windows at fixed times or each opened by the first request after the
+// last one ended (GitHub's), with the reset an epoch second rounded up:
+// whichever they are, and wherever in a second the plan begins, the gate
+// lets no request go before the window it is counted in has room, and
+// once it has seen a window spent it learns where opened windows end: 601
+// requests take at most 1.2x the six windows they need.
+func TestGate_neverEarlyWhicheverTheWindows(t *testing.T) {
+	t.Parallel()
+	for _, window := range []time.Duration{2 * time.Second, 10 * time.Second} {
+		for _, rtt := range []time.Duration{0, 10 * time.Millisecond, 80 * time.Millisecond} {
+			for _, start := range []time.Duration{0, 700 * time.Millisecond, 4100 * time.Millisecond} {
+				for _, phase := range []time.Duration{-1, 0, 300 * time.Millisecond, 900 * time.Millisecond, 1500 * time.Millisecond} {
+					s := newQuotaService(100, window, phase, "github")
+					s.q.Opened = phase < 0
+					took, refused := plan(s, &countedGate{maxWait: time.Minute}, 601, 8, rtt, time.Unix(1_800_000_000, 0).Add(start))
+					name := fmt.Sprintf("windows of %s at %s, round trip %s, from %s", window, phase, rtt, start)
+					if s.q.Opened {
+						name = fmt.Sprintf("windows of %s opened by a request, round trip %s, from %s", window, rtt, start)
+					}
+					if ideal := 6*window + rtt; refused > 0 || s.q.Opened && float64(took) > 1.2*float64(ideal) {
+						t.Errorf("%s: took %s (%.2fx), %d refused", name, took, float64(took)/float64(ideal), refused)
+					}
+				}
+			}
+		}
+	}
+}
+
+// githubAnswer is an answer's X-RateLimit headers: remaining of 100, the
+// reset at reset, an epoch second.
+func githubAnswer(remaining int, reset time.Time) http.Header {
+	return http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {strconv.Itoa(remaining)}, "X-Ratelimit-Reset": {strconv.FormatInt(reset.Unix(), 10)}}
+}
+
+// Where a window rounded alike ends, answer by answer (milliseconds from
+// the first request): each reading narrows with every answer, a request
+// goes in the next window only once both that stand say it ended, a
+// contradicted fixed reading starts again from the reset, and a
+// contradicted opened one is dropped.
+func TestGate_readsWhereWindowsEnd(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_800_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	g := &gate{}
+	for i, step := range []struct {
+		sent, at, remaining, reset int // reset in whole seconds
+		after, by                  int
+		notFixed, notOpened        bool
+		why                        string
+	}{
+		{0, 10, 99, 3, 2000, 3000, false, false, "opened by it: both readings end within the second before the reset"},
+		{100, 110, 0, 3, 2000, 3000, false, false, "counted in it: it ends after 100, which both knew"},
+		{2250, 2260, 99, 5, 4250, 4510, false, false, "a new window by 2260: fixed, 740 early; opened, 2000 to 2260 after its opener; the later reading's bracket"},
+		{4380, 4390, 0, 5, 4380, 4510, true, false, "counted in it at 4380, after the fixed reading's end: opened alone"},
+		{4530, 4540, 99, 7, 6660, 6790, true, false, "opened by 4530: 2130 to 2260 after it"},
+		{6800, 6810, 5, 7, 6000, 7000, true, true, "counted in it after the opened reading's end: the second before the reset"},
+	} {
+		g.done(githubAnswer(step.remaining, t0.Add(time.Duration(step.reset)*time.Second)), false, ms(step.sent), ms(step.at))
+		after, by := g.ends()
+		if got, want := fmt.Sprint(after.Sub(t0).Milliseconds(), by.Sub(t0).Milliseconds(), g.notFixed, g.notOpened), fmt.Sprint(step.after, step.by, step.notFixed, step.notOpened); got != want {
+			t.Errorf("answer %d (%s): ends after, by, fixed contradicted, opened contradicted: %s, want %s", i+1, step.why, got, want)
+		}
+		if got, want := g.resetAt(), by.Add(resetMargin); !got.Equal(want) {
+			t.Errorf("answer %d: the window taken to reset at %s, want resetMargin after where it ends by", i+1, got.Sub(t0))
+		}
+	}
+}
+
+// Alone, once a request waited for a window spent, the window's last
+// endProbes requests wait to go spread over where it may end, the first a
+// quarter of the way; a run that never waited goes at once
+// (TestGate_aRunAfterOthersGoesAtOnce), and none waits past maxWait.
+func TestGate_holdsTheWindowsLastToLearnItsEnd(t *testing.T) {
+	t.Parallel()
+	for _, maxWait := range []time.Duration{time.Minute, 100 * time.Millisecond} {
+		s := newQuotaService(100, 2*time.Second, 0, "github")
+		s.q.Opened = true
+		g := &countedGate{maxWait: time.Minute}
+		now := time.Unix(1_800_000_000, 0)
+		for range 100 {
+			now = send(g, s, now)
+		}
+		if wait := g.reserve(now); wait == 0 || !g.short {
+			t.Fatalf("the window spent, a request went")
+		}
+		now = send(g, s, now) // the next window's first, opened by it
+		for range 100 - endProbes - 1 {
+			now = send(g, s, now)
+		}
+		after, by := g.ends()
+		g.maxWait = maxWait
+		wait := g.reserve(now)
+		if want := after.Add(by.Sub(after) / (endProbes + 1)).Sub(now); maxWait < want {
+			if wait != 0 {
+				t.Errorf("maxWait %s: the window's last requests wait %s", maxWait, wait)
+			}
+		} else if wait != want {
+			t.Errorf("the window's first of its last %d waits %s, want %s: a quarter of the way from %s to %s", endProbes, wait, want, after.Format("05.000"), by.Format("05.000"))
+		}
+	}
+}
+
 // A window whose reset is announced as a whole second rounded up (GitHub's
 // X-RateLimit-Reset) is seen to end early: the gate learns how early, never
 // more than it is, and waits for the window's true end rather than the

@@ -115,11 +115,22 @@ var announced = []limiterCase{
 	{name: "quota 100/10s ietf", new: func() limiter { return quota(10*time.Second, "ietf") }, least: 30 * time.Second},
 	{name: "quota 100/2s github", new: func() limiter { return quota(2*time.Second, "github") }, least: 6 * time.Second},
 	{name: "quota 100/2s ietf", new: func() limiter { return quota(2*time.Second, "ietf") }, least: 6 * time.Second},
+	// GitHub's windows: each opened by the first request after the last
+	// one ended, its reset an epoch second rounded up.
+	{name: "quota 100/10s github, opened", new: func() limiter { return openedQuota(10*time.Second, "github") }, least: 30 * time.Second},
+	{name: "quota 100/2s github, opened", new: func() limiter { return openedQuota(2*time.Second, "github") }, least: 6 * time.Second},
 }
 
-// quota is 100 requests a window.
+// quota is 100 requests a window, the windows at fixed times.
 func quota(window time.Duration, family string) limiter {
 	return &announcing{newQuotaService(100, window, 300*time.Millisecond, family)}
+}
+
+// openedQuota is 100 requests a window, each window opened by a request.
+func openedQuota(window time.Duration, family string) limiter {
+	s := newQuotaService(100, window, 0, family)
+	s.q.Opened = true
+	return &announcing{s}
 }
 
 var networks = []struct {

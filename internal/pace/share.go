@@ -38,7 +38,7 @@ const (
 // version's state under a name of its own, so that provider versions side
 // by side each share among themselves (internal/paceshare). Change it with
 // the encoding (state.go): its golden test says when.
-const StateFormat = "10"
+const StateFormat = "11"
 
 // ErrBusy is what a Shared store's Update returns (wrapped) when other
 // Pacers kept it from its step for its bounded time (holding its lock, or

@@ -58,6 +58,9 @@ func encodeState(st *state) []byte {
 	e.int(int64(m.grown), int64(w.gap), int64(m.gate.early), int64(m.gate.late))
 	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.mostAccepted), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
 	e.float(m.gate.share, m.gate.prior)
+	e.bool(m.gate.notFixed, m.gate.notOpened, m.gate.short)
+	e.time(m.gate.opener)
+	e.int(int64(m.gate.lastsOver), int64(m.gate.lastsAtMost))
 	e.times(m.sent)
 	e.times(m.accepts)
 	e.int(int64(len(m.othersAccepted)))
@@ -95,6 +98,9 @@ func decodeState(b []byte) (state, error) {
 	m.inFlightLimit, m.refusedInARow, m.mostAccepted = int(d.int()), int(d.int()), int(d.int())
 	m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int())
 	m.gate.share, m.gate.prior = d.float(), d.float()
+	m.gate.notFixed, m.gate.notOpened, m.gate.short = d.bool(), d.bool(), d.bool()
+	m.gate.opener = d.time()
+	m.gate.lastsOver, m.gate.lastsAtMost = time.Duration(d.int()), time.Duration(d.int())
 	m.sent, m.accepts = d.times(), d.times()
 	for n := d.count(); n > 0 && d.err == nil; n-- {
 		m.othersAccepted = append(m.othersAccepted, int(d.int()))
@@ -303,6 +309,9 @@ func broken(st *state) string {
 		{inOrder(m.sent) && inOrder(m.accepts), "the times requests went and were accepted are in order"},
 		{m.gate.share >= 0 && m.gate.share <= 1 && m.gate.prior >= 0 && m.gate.prior <= 1, "the quota's shares are between 0 and 1"},
 		{m.gate.early >= 0 && m.gate.early <= sameWindow && m.gate.late >= 0 && m.gate.late <= sameWindow, "how early and late a window ends is within sameWindow"},
+		{m.gate.late == 0 || m.gate.early < m.gate.late, "how early a window ends is a bracket"},
+		{m.gate.lastsOver == 0 && m.gate.lastsAtMost == 0 || m.gate.lastsOver >= 0 && m.gate.lastsOver < m.gate.lastsAtMost, "how long a window opened by a request lasts is a bracket, or nothing"},
+		{!m.gate.notOpened || m.gate.lastsAtMost == 0 && m.gate.opener.IsZero(), "how long an opened window lasts, once contradicted, is not kept"},
 	} {
 		if !c.ok {
 			return c.what
