@@ -56,19 +56,17 @@ type benchOutput struct {
 }
 
 const (
-	benchNote = "Its own summary, medians of three rounds: (a) `terraform plan` of the list over 100,000 profiles, the provider's " +
-		"CPU against one GET and a generic decode, its peak memory against the body and Terraform's; (b), (b2) the worst median " +
-		"of the limiters below, the core ones apart; (d) a list past `max_response_megabytes`; (e) `filter` and `fields` against " +
-		"the full list; (f) the fleets. FAIL fails the run, OVER is shown."
+	benchNote = "Its own summary, medians of three rounds: (a) `terraform plan` of 100,000 profiles, CPU against one GET and a " +
+		"generic decode, peak memory against the body and Terraform's; (b), (b2) the limiters' worst medians; (d) a list past " +
+		"`max_response_megabytes`; (e) `filter` and `fields`; (f) the fleets. FAIL fails the run, OVER is shown."
 	fleetsNote = "`BenchmarkFleet`: K plans of the list and 40 reads, each its own provider, one token, behind one limit of 50 a " +
-		"second (real nginx, burst 10; real HAProxy, counting refusals; or a quota of 100 per 2 s announced IETF's way, " +
-		"GitHub's, or to the millisecond), sharing one disk, `apart` (nothing in common), `redis` (apart, one Redis), or " +
-		"finding a state `aged` or `noise`. Against every request at 50 a second after Terraform's own time: median and worst " +
-		"of three fleets, median share refused, plans failed."
-	standinNote = "(b): the list and 300 reads, no rate set, against the stand-in limited as real services limit, on loopback " +
-		"or 80 ms away: median and worst of three plans against the least time the limit allows after Terraform's own (a " +
-		"limit in flight: no less than a plan told it), median share answered 429. Target: median %s, at most 3%% refused, " +
-		"judged on the core group and shown on the rest."
+		"second (nginx, burst 10; HAProxy, counting refusals; or a quota of 100 per 2 s, IETF's, GitHub's, to the " +
+		"millisecond, or `quota-opened`: GitHub's, each window opened by a request), sharing one disk, `apart` (nothing in " +
+		"common), `redis` (apart, one Redis), or finding a state `aged` or `noise`; against every request at 50 a second " +
+		"after Terraform's own time."
+	standinNote = "(b): the list and 300 reads, no rate set, against the stand-in limited as real services limit, loopback " +
+		"or 80 ms away: three plans against the least time the limit allows after Terraform's own (a limit in flight: no " +
+		"less than a plan told it). Target: median %s, at most 3%% refused, judged on the core group."
 	inProcessNote = "(b2) `BenchmarkPacing`: 300 reads as Terraform's walkers take them, no Terraform, three rounds; " +
 		"`nginx_*` and `haproxy_*` run through the real limiters, neither sending `Retry-After`. Same targets."
 )

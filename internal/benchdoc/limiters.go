@@ -50,17 +50,17 @@ func limitersTables(r *Record) ([]*Table, error) {
 	}
 	t := &Table{ID: "limiters", Title: "One plan through Terraform behind real nginx and HAProxy",
 		Header: []string{"limiter", "network", "median", "worst", "refused"}, Keys: 2,
-		Note: fmt.Sprintf("The list and 300 reads, no rate set, behind a real limiter of 50 a second, on loopback or 80 ms away, "+
-			"%d plans a row, each with no pace saved: median and worst plan against the ideal (the plan without the limit, or Terraform's "+
-			"own time plus the least the limit allows, if longer), and median share refused. Targets: median <= %sx, worst <= %sx, "+
+		Note: fmt.Sprintf("The list and 300 reads, no rate set, behind a real limiter of 50 a second, loopback or 80 ms away, "+
+			"%d plans a row: median and worst against the ideal (the plan without the limit, or Terraform's "+
+			"own time plus the least the limit allows), median share refused. Targets: median <= %sx, worst <= %sx, "+
 			"refused <= %s%%; bold past one.", plans, target[0], target[1], target[2])}
 	if told >= 0 && target[3] == "" {
 		return nil, fmt.Errorf("limiters: a told column, but no target for what learning costs")
 	}
 	if told >= 0 {
 		t.Header = append(t.Header, "told", "learning costs")
-		t.Note += fmt.Sprintf(" Told: the same provider given `requests_per_second = 50`; learning costs the medians' difference, "+
-			"bold past %sx.", target[3])
+		t.Note += fmt.Sprintf(" Told: given `requests_per_second = 50`; learning costs the medians' difference, bold past %sx.",
+			target[3])
 	}
 	for _, row := range found[2:] {
 		m := limitersCell.FindStringSubmatch(row[now])

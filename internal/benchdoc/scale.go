@@ -30,11 +30,9 @@ func scaleTables(r *Record) ([]*Table, error) {
 		}
 	}
 	t := &Table{ID: "scale", Title: "K runs through one Redis", Header: scaleColumns, Keys: 2,
-		Note: "K members, each a Pacer with a `paceredis.Store` of its own, goroutines of one process, ten walkers each " +
-			"(20 to 150 ms between reads), some 2,000 reads a fleet, behind one limiter of 50 a second (burst 10), through a real " +
-			"`redis-server` on loopback and 2 ms away: slowest and median member against every read at 50 a second, share " +
-			"refused, round trips to Redis (steps) per request, share of steps busy, Redis's commands, bytes and CPU, " +
-			"and the fleet's own CPU. No target: the many-runs guide draws its limit from it."}
+		Note: "K members as goroutines of one process, each its own `paceredis.Store`, ten walkers each, some 2,000 reads " +
+			"a fleet, behind one limiter of 50 a second (burst 10), through a real `redis-server` on loopback and 2 ms away; " +
+			"the slowest against every read at 50 a second. No target: the many-runs guide's limit."}
 	for _, row := range found[2:] {
 		cells := make([]string, len(index))
 		for i, j := range index {

@@ -15,10 +15,9 @@ var (
 	baselineHelp = regexp.MustCompile(`^\| today \| (\d+): .*\| (\d+): .*\|$`)
 )
 
-const simulationNote = "The list and 300 reads in virtual time against the least time each limit allows: median and " +
-	"worst plan, median share refused, bold past the target; where missed, the `miss` map's hold. Beside them " +
-	"(`PACE_BASELINE=1`): the AWS SDKs' adaptive mode with today's gate and probe, and the Pacer told the limit at its " +
-	"first refusal."
+const simulationNote = "The list and 300 reads in virtual time against the least time each limit allows, bold past " +
+	"the target; where missed, the `miss` map's hold. Beside them (`PACE_BASELINE=1`): the AWS SDKs' adaptive mode, and " +
+	"the Pacer told the limit at its first refusal."
 
 // simulationTables reads TestPacer_unannounced's and _announced's cells,
 // each against its target (or what the miss map holds it to), beside the
@@ -33,7 +32,7 @@ func simulationTables(r *Record) ([]*Table, error) {
 	}
 	for _, line := range r.Lines {
 		if m := baselineHelp.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			t.Note += fmt.Sprintf(" Against the baseline, today's rules help %s cells and hurt %s (0.03x of the median, or half a point refused past 3%%).", m[1], m[2])
+			t.Note += fmt.Sprintf(" Against the baseline, today's rules help %s cells and hurt %s.", m[1], m[2])
 			break
 		}
 	}

@@ -39,8 +39,8 @@ func Document(root string) (string, map[string]*Table, error) {
 			cpu = "a processor that gave no name"
 		}
 		fmt.Fprintf(&b, "\n## %s: %s, `%.12s`, %s\n\n", a.Title, date, r.Commit, cores)
-		fmt.Fprintf(&b, "From %s, at \"%s\", on %s: `%s`, output in `benchmarks/%s.txt`, exit %s.\n",
-			r.Date, r.Subject, cpu, a.Command, a.Name, r.Exit)
+		fmt.Fprintf(&b, "From %s, on %s: `%s`, output in `benchmarks/%s.txt`, exit %s.\n",
+			r.Date, cpu, a.Command, a.Name, r.Exit)
 		for _, t := range tables {
 			if byID[t.ID] != nil {
 				return "", nil, fmt.Errorf("two tables are named %q", t.ID)
@@ -55,13 +55,11 @@ func Document(root string) (string, map[string]*Table, error) {
 
 const intro = `# Benchmarks
 
-Today's figures, each table with its target, written by ` + "`make benchmarks`" + ` from
-the output ` + "`make bench-record`" + ` kept in ` + "`benchmarks/`" + `; nothing is typed. An
-area is older than the head only where nothing it measures changed since
-(comments aside), as the tests check. Other pages quote a figure as
-(table · row · column), or in a table whose last column names table and
-row; the tests hold each to its cell. ` + "`go run ./cmd/benchdoc -against\n<rev>`" + ` lists what moved since a revision; what a change tried and
-dropped is in its commit's body.
+Today's figures, written by ` + "`make benchmarks`" + ` from ` + "`make bench-record`" + `'s
+output. An area may be older than the head only where nothing it measures
+changed. Other pages cite a figure as (table · row · column), or in a table
+whose last column names both; the tests hold each to its cell.
+` + "`go run ./cmd/benchdoc -against <rev>`" + ` lists what moved.
 `
 
 // figure is one figure as the tables print it: a number and its unit.
