@@ -52,9 +52,10 @@
 // (a window another run opened). A crowded gate spreads its share until the
 // middle of where the window may end, so its last requests tell which side
 // of it they went, and are never refused: they are its own. Alone, once a
-// request waited for a window spent, the window's last request waits for
-// that middle for the same news (a run that needs no more than remains
-// never waits for it). A reset given as seconds from now drifts from
+// request waited for a window spent, the window's last endProbes requests
+// wait for the same news, spread over where it may end, the first a
+// quarter of the way (a run that needs no more than remains never waits
+// for them). A reset given as seconds from now drifts from
 // answer to answer by its rounding; the least of them is nearest the
 // truth, and nothing more is learnt.
 //

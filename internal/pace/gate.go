@@ -64,11 +64,11 @@ type gate struct {
 	// two readings (package doc). Fixed: windows end the same time before
 	// their reset, at least early and less than late (0: sameWindow);
 	// notFixed once answers contradicted it, when both start again from
-	// nothing. Opened: a window begins with the request that
-	// opens it, and ends more than lastsOver and at most lastsAtMost (0:
-	// nothing known) after that request went (opener, the gate's own
-	// answered with all but one of the limit remaining; zero when none
-	// was); notOpened, and nothing kept, once answers contradicted it.
+	// nothing. Opened: a window begins with the request that opens it, and
+	// ends more than lastsOver and at most lastsAtMost (0: nothing known)
+	// after that request went (opener, the gate's own answered with all
+	// but one of the limit remaining; zero when none was); notOpened, and
+	// nothing kept, once answers contradicted it.
 	early, late            time.Duration
 	lastsOver, lastsAtMost time.Duration
 	opener                 time.Time
