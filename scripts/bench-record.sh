@@ -8,7 +8,8 @@
 #   simulation  the pace in virtual time: TestPacer_unannounced, _announced
 #               and _unlimited (-v), then PACE_BASELINE=1's tables (some
 #               minutes; the same figures on any machine)
-#   scale       the Redis store with K members (PACE_SCALE=1), some minutes
+#   scale       the Redis store with K members (PACE_SCALE=1), three runs a
+#               row, behind a bucket and an announced quota (half an hour)
 #   limiters    make bench-limiters: one plan through Terraform behind real
 #               nginx and HAProxy (BEFORE=<commit> runs that commit's
 #               provider beside this tree's), some 20 minutes, 30 with BEFORE
@@ -53,9 +54,9 @@ run() { # AREA: the area's commands, their output on standard output
       PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)$' ./internal/pace/ 2>&1
       ;;
     scale)
-      echo "\$ PACE_SCALE=1 go test -count=1 -v -timeout 60m -run '^TestScale_membersThroughOneRedis\$' ./internal/paceredis/"
-      BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 \
-        go test -count=1 -v -timeout 60m -run '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ 2>&1
+      echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis\$' ./internal/paceredis/"
+      BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
+        go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ 2>&1
       ;;
     limiters)
       echo "\$ make bench-limiters${BEFORE:+ BEFORE=$BEFORE}"
