@@ -63,7 +63,7 @@ const (
 		"second (nginx, burst 10; HAProxy, counting refusals; or a quota of 100 per 2 s, IETF's, GitHub's, to the " +
 		"millisecond, or `quota-opened`: GitHub's, each window opened by a request), sharing one disk, `apart` (nothing in " +
 		"common), `redis` (apart, one Redis), or finding a state `aged` or `noise`; against every request at 50 a second " +
-		"after Terraform's own time."
+		"after Terraform's own time; the verdict against `scripts/bench-fleet.sh`'s targets."
 	standinNote = "(b): the list and 300 reads, no rate set, against the stand-in limited as real services limit, loopback " +
 		"or 80 ms away: three plans against the least time the limit allows after Terraform's own (a limit in flight: no " +
 		"less than a plan told it). Target: median %s, at most 3%% refused, judged on the core group."
@@ -78,7 +78,7 @@ func readBench(lines []string) *benchOutput {
 		standin: &Table{ID: "standin", Title: "One plan through Terraform behind the stand-in's limiters",
 			Header: []string{"limiter", "median", "worst", "refused", "group"}, Keys: 1},
 		fleets: &Table{ID: "fleets", Title: "Many plans at once, one limit",
-			Header: []string{"fleet", "median", "worst", "refused", "failed", "target", "verdict"}, Keys: 1, Note: fleetsNote},
+			Header: []string{"fleet", "median", "worst", "refused", "failed", "verdict"}, Keys: 1, Note: fleetsNote},
 		goBench: &Table{ID: "go", Title: "Go benchmarks", Header: []string{"benchmark", "per op"}, Keys: 1,
 			Note: "(c): list decoding, key encoding and the list's read, in process (`go test -bench`)."},
 		rounds: map[string][]string{}, pacing: map[string][]string{},
@@ -95,7 +95,7 @@ func readBench(lines []string) *benchOutput {
 			o.pacing[m[1]] = append(o.pacing[m[1]], num(m[3]))
 			o.pacingShares[m[1]] = append(o.pacingShares[m[1]], num(m[2]))
 		} else if m := benchFleet.FindStringSubmatch(line); m != nil {
-			o.fleets.Rows = append(o.fleets.Rows, []string{m[1], num(m[2]) + "x", "", num(m[3]) + "%", m[4], m[7], m[5]})
+			o.fleets.Rows = append(o.fleets.Rows, []string{m[1], num(m[2]) + "x", "", num(m[3]) + "%", m[4], m[5]})
 		} else if m := benchFleetR.FindStringSubmatch(line); m != nil {
 			fields := strings.Fields(line)
 			for i := 1; i < len(fields); i++ {

@@ -49,7 +49,7 @@ func TestBenchTables(t *testing.T) {
 		{"in-process", "bucket_burst1", "worst", "1.100x"},
 		{"in-process", "bucket_burst1", "refused", "2.000%"},
 		{"fleets", "nginx/K=8", "worst", "1.12x"},
-		{"fleets", "nginx/K=8", "target", "<= 1.3x, <= 4% refused"},
+		{"fleets", "nginx/K=8", "verdict", "PASS"},
 		{"go", "DecodeListPage/100", "per op", "24000 ns/op 1200 B/op 1 allocs/op"},
 	} {
 		if got, ok := byID[c.table].Cell(c.row, c.column); got != c.want {
