@@ -14,7 +14,7 @@
 #               nginx and HAProxy (BEFORE=<commit> runs that commit's
 #               provider beside this tree's), some 20 minutes, 30 with BEFORE
 #   bench       make bench: the list at scale, the stand-in's limiters through
-#               Terraform and in process, the fleets (about 40 minutes)
+#               Terraform and in process, the fleets (about 50 minutes)
 #
 # A file is written only once its command ended. Its header names HEAD, and
 # says so where the code differs from it (make benchmarks takes only a
