@@ -13,7 +13,7 @@ var (
 	benchMedian = regexp.MustCompile(`^  (.+?):\s+median wall ([\d.]+)x ideal, ([\d.]+)% answered 429 \((core|more)\)$`)
 	benchRound  = regexp.MustCompile(`^  (.+), \d+:\s+\d+ requests, \d+ answered 429 \([\d.]+%\), [\d.]+s, \d+ errors: wall ([\d.]+)x ideal`)
 	benchPacing = regexp.MustCompile(`^  BenchmarkPacing/(\S+)-\d+\s+([\d.]+)% 429s, ([\d.]+)x ideal$`)
-	benchFleet  = regexp.MustCompile(`^  (\S+)\s+([\d.]+)x ideal\s+([\d.]+)% refused\s+(\d+) plans failed\s+(PASS|OVER|FAIL)\s+\(span ([\d.]+)x\)\s+target (.+)$`)
+	benchFleet  = regexp.MustCompile(`^  (\S+)\s+([\d.]+)x ideal\s+([\d.]+)% refused\s+(\d+) plans failed\s+(PASS|OVER|FAIL)\s+\(span [\d.]+x\)\s+target .+$`)
 	benchFleetR = regexp.MustCompile(`^\s*BenchmarkFleet/(\S+)-\d+\s`)
 	benchRedis  = regexp.MustCompile(`^  one plan, Redis 20 ms\s+([\d.]+)x sharing locally\s+(PASS|OVER)$`)
 	benchGo     = regexp.MustCompile(`^(Benchmark\S+)-\d+\s+\d+\s+(.+)$`)
