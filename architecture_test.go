@@ -29,6 +29,7 @@ var mayImport = map[string][]string{
 	"internal/redact":      nil,
 	"internal/loopback":    nil,
 	"internal/pace":        nil,
+	"internal/schedule":    nil,
 	"internal/ratelimit":   nil,
 	"internal/standin":     {"internal/ratelimit"},
 	"cmd/standin":          {"internal/loopback", "internal/standin"},

@@ -1,0 +1,105 @@
+package schedule
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// Updater is a store that runs one step at a time on bytes it keeps, under
+// a lock of its own (internal/paceshare: a file under a file lock, on one
+// machine): f gets what was saved (nil for none), and what it returns is
+// saved.
+type Updater interface {
+	Update(ctx context.Context, f func(saved []byte) ([]byte, error)) error
+}
+
+// Locked is a schedule kept as bytes by an Updater: the same steps as
+// Redis's script, each under the store's lock, by the wall clock of the
+// machine it shares.
+type Locked struct {
+	u   Updater
+	now func() time.Time
+}
+
+// NewLocked is the schedule u keeps, by now's clock.
+func NewLocked(u Updater, now func() time.Time) *Locked { return &Locked{u: u, now: now} }
+
+// Take gives n slots (State.Take).
+func (l *Locked) Take(ctx context.Context, known int64, n int) (Word, error) {
+	if n < 1 {
+		return Word{}, errNone
+	}
+	return l.step(ctx, func(s *State, now int64) Word { return s.word(now, known, s.Take(now, int64(n))) })
+}
+
+// Read tells the schedule.
+func (l *Locked) Read(ctx context.Context, known int64) (Word, error) {
+	return l.step(ctx, func(s *State, now int64) Word { return s.word(now, known, -1) })
+}
+
+// Learn saves learnt (State.Learn).
+func (l *Locked) Learn(ctx context.Context, version int64, gap time.Duration, learnt []byte) (Word, error) {
+	return l.step(ctx, func(s *State, now int64) Word {
+		if s.Learn(now, version, gap.Microseconds(), learnt) {
+			return s.word(now, s.Version, 1)
+		}
+		return s.word(now, version, 0)
+	})
+}
+
+func (l *Locked) step(ctx context.Context, f func(*State, int64) Word) (Word, error) {
+	var w Word
+	err := l.u.Update(ctx, func(saved []byte) ([]byte, error) {
+		// Bytes that are no schedule (another format's, or damaged) give
+		// way to a fresh one, as a damaged state does.
+		s, _ := ParseState(saved)
+		w = f(&s, l.now().UnixMicro())
+		return s.AppendBinary(nil), nil
+	})
+	return w, err
+}
+
+// stateFormat opens a State's encoding.
+const stateFormat = 1
+
+// AppendBinary appends s's encoding to b: its format, its numbers as
+// varints, and the learnt record after its length.
+func (s *State) AppendBinary(b []byte) []byte {
+	b = append(b, stateFormat)
+	for _, v := range []int64{s.Version, s.Gap, s.AnchorAt, s.AnchorIdx, s.NextIdx, int64(len(s.Learnt))} {
+		b = binary.AppendVarint(b, v)
+	}
+	return append(b, s.Learnt...)
+}
+
+// ParseState is the State b encodes (AppendBinary): an empty one for no
+// bytes, and an error for bytes that are not one.
+func ParseState(b []byte) (State, error) {
+	var s State
+	if len(b) == 0 {
+		return s, nil
+	}
+	if b[0] != stateFormat {
+		return State{}, errNotState
+	}
+	b = b[1:]
+	var n int64
+	for _, v := range []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &n} {
+		x, k := binary.Varint(b)
+		if k <= 0 {
+			return State{}, errNotState
+		}
+		*v, b = x, b[k:]
+	}
+	if n < 0 || n != int64(len(b)) || s.Gap < 0 || s.NextIdx < s.AnchorIdx {
+		return State{}, errNotState
+	}
+	if n > 0 {
+		s.Learnt = b
+	}
+	return s, nil
+}
+
+var errNotState = errors.New("schedule: not a schedule's bytes")

@@ -1,0 +1,265 @@
+package schedule
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Clock is what a Taker needs of time (pace.Clock's methods), so that its
+// tests run in virtual time.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Taker is a run's side of a schedule: its requests wait here for their
+// slots.
+//
+// Requests that wait at once share one take: while a take is under way,
+// those that come wait for the next, which asks a slot for each of them.
+// A slot whose request gave up before it went is kept for the next
+// request of the run, not lost. Times are the store's: the Taker reads the
+// store's clock off each word (its now, against the middle of the round
+// trip here) and sends a slot when it is due by that clock. A slot that
+// comes due more than Fresh after the last word from the store is sent
+// only after a read (one for all the requests due then, a round trip
+// ahead of the slot), so that a cut saved since reaches this run first:
+// the fleet sends at most Fresh of slots at a pace it no longer keeps.
+type Taker struct {
+	store Store
+	clock Clock
+	// Fresh is how long a word from the store is taken to be current;
+	// StepWait bounds each step's wait on the store.
+	fresh, stepWait time.Duration
+	news            func(version int64, learnt []byte)
+
+	mu      sync.Mutex
+	word    Word          // the last word, its Learnt dropped
+	heard   time.Time     // when it came
+	offset  time.Duration // the store's clock less this one
+	trip    time.Duration // the last step's round trip
+	queue   []*waiter     // requests with no slot yet, first come first
+	spare   []int64       // slots held by no request, lowest first
+	taking  bool          // a take is under way
+	reading chan struct{} // closed when the read under way ends; nil for none
+	readErr error
+}
+
+type waiter struct {
+	slot  int64 // -1 until the take gives one
+	err   error
+	ready chan struct{} // closed when slot or err is set
+	gone  bool          // the request gave up
+}
+
+// NewTaker waits on store's schedule by clock. news is called with what
+// another run learnt, as the word that carries it comes, outside the
+// Taker's lock.
+func NewTaker(store Store, clock Clock, fresh, stepWait time.Duration, news func(version int64, learnt []byte)) *Taker {
+	return &Taker{store: store, clock: clock, fresh: fresh, stepWait: stepWait, news: news}
+}
+
+// Version is the version of what was learnt as this run last heard it.
+func (t *Taker) Version() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.word.Version
+}
+
+// Slot is a request's place in the schedule, and when it was due by this
+// run's clock.
+type Slot struct {
+	Index int64
+	Due   time.Time
+}
+
+// Wait returns when a slot of this run's is due: the slot, or the store's
+// error (the request did not wait on the schedule), or ctx's.
+func (t *Taker) Wait(ctx context.Context) (Slot, error) {
+	slot, err := t.slot(ctx)
+	if err != nil {
+		return Slot{}, err
+	}
+	for {
+		t.mu.Lock()
+		due := t.local(slot)
+		// A slot due later than Fresh after the last word is read a round
+		// trip ahead of its time, so that it goes on time.
+		stale := due.Sub(t.heard) > t.fresh
+		wait := due.Sub(t.clock.Now())
+		if stale {
+			wait -= t.trip
+		}
+		t.mu.Unlock()
+		if wait > 0 {
+			select {
+			case <-t.clock.After(wait):
+			case <-ctx.Done():
+				t.handBack(slot)
+				return Slot{}, ctx.Err()
+			}
+			continue
+		}
+		if !stale {
+			return Slot{Index: slot, Due: due}, nil
+		}
+		if err := t.read(ctx); err != nil {
+			t.handBack(slot)
+			return Slot{}, err
+		}
+	}
+}
+
+// slot is a slot of this run's: a spare one, or one of the next take.
+func (t *Taker) slot(ctx context.Context) (int64, error) {
+	t.mu.Lock()
+	// A spare slot due more than Fresh ago passed unused, as a slot of a
+	// run that died: sent now, it would go in a burst.
+	for len(t.spare) > 0 && t.clock.Now().Sub(t.local(t.spare[0])) > t.fresh {
+		t.spare = t.spare[1:]
+	}
+	if len(t.spare) > 0 {
+		s := t.spare[0]
+		t.spare = t.spare[1:]
+		t.mu.Unlock()
+		return s, nil
+	}
+	w := &waiter{slot: -1, ready: make(chan struct{})}
+	t.queue = append(t.queue, w)
+	if !t.taking {
+		t.taking = true
+		go t.take()
+	}
+	t.mu.Unlock()
+	select {
+	case <-w.ready:
+		return w.slot, w.err
+	case <-ctx.Done():
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		w.gone = true
+		t.queue = slices.DeleteFunc(t.queue, func(q *waiter) bool { return q == w })
+		if w.slot >= 0 {
+			t.keep(w.slot)
+		}
+		return -1, ctx.Err()
+	}
+}
+
+// take asks a slot for each request waiting, until none is.
+func (t *Taker) take() {
+	for {
+		t.mu.Lock()
+		asked := slices.Clone(t.queue)
+		if len(asked) == 0 {
+			t.taking = false
+			t.mu.Unlock()
+			return
+		}
+		known := t.word.Version
+		t.mu.Unlock()
+		w, err := t.step(func(ctx context.Context) (Word, error) { return t.store.Take(ctx, known, len(asked)) })
+		t.mu.Lock()
+		for i, q := range asked {
+			switch {
+			case q.gone && err == nil:
+				t.keep(w.First + int64(i))
+				continue
+			case q.gone:
+				continue
+			case err == nil:
+				q.slot = w.First + int64(i)
+			}
+			q.err = err
+			close(q.ready)
+		}
+		t.queue = slices.DeleteFunc(t.queue, func(q *waiter) bool { return slices.Contains(asked, q) })
+		t.mu.Unlock()
+	}
+}
+
+// read asks the schedule again, once for all the requests that need it.
+func (t *Taker) read(ctx context.Context) error {
+	t.mu.Lock()
+	done := t.reading
+	if done == nil {
+		done = make(chan struct{})
+		t.reading = done
+		known := t.word.Version
+		go func() {
+			_, err := t.step(func(ctx context.Context) (Word, error) { return t.store.Read(ctx, known) })
+			t.mu.Lock()
+			t.readErr, t.reading = err, nil
+			t.mu.Unlock()
+			close(done)
+		}()
+	}
+	t.mu.Unlock()
+	select {
+	case <-done:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.readErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Learn saves what this run learnt, and the gap it sets, if no run saved
+// since this one last heard: saved false when one did (and news has told
+// what it saved).
+func (t *Taker) Learn(ctx context.Context, gap time.Duration, learnt []byte) (saved bool, err error) {
+	known := t.Version()
+	w, err := t.step(func(sctx context.Context) (Word, error) {
+		return t.store.Learn(sctx, known, gap, learnt)
+	})
+	return err == nil && w.First == 1, err
+}
+
+// step runs one store step, bounded by stepWait, and takes up its word.
+func (t *Taker) step(f func(context.Context) (Word, error)) (Word, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), t.stepWait)
+	defer cancel()
+	sent := t.clock.Now()
+	w, err := f(ctx)
+	if err != nil {
+		return w, err
+	}
+	came := t.clock.Now()
+	t.mu.Lock()
+	news := w.Learnt != nil && w.Version > t.word.Version
+	learnt := w.Learnt
+	// A word older than the last heard is not taken up: steps in flight
+	// together may come back out of order.
+	if w.Now >= t.word.Now {
+		mid := sent.Add(came.Sub(sent) / 2)
+		t.offset = time.UnixMicro(w.Now).Sub(mid)
+		t.word, t.heard, t.trip = w, came, came.Sub(sent)
+		t.word.Learnt = nil
+	}
+	t.mu.Unlock()
+	if news && t.news != nil {
+		t.news(w.Version, learnt)
+	}
+	return w, nil
+}
+
+// local is when slot is due by this run's clock.
+func (t *Taker) local(slot int64) time.Time {
+	return time.UnixMicro(t.word.Due(slot)).Add(-t.offset)
+}
+
+// handBack keeps slot for the next request: its own gave up.
+func (t *Taker) handBack(slot int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.keep(slot)
+}
+
+// keep adds slot to the spare ones, in order.
+func (t *Taker) keep(slot int64) {
+	i, _ := slices.BinarySearch(t.spare, slot)
+	t.spare = slices.Insert(t.spare, i, slot)
+}

@@ -1,0 +1,213 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// wall is the clock, which synctest makes virtual.
+type wall struct{}
+
+func (wall) Now() time.Time                         { return time.Now() }
+func (wall) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// counted counts a store's steps, each a round trip of trip (half of it
+// each way) in virtual time.
+type counted struct {
+	Store
+	trip                 time.Duration
+	takes, reads, learns atomic.Int64
+	fail                 error
+}
+
+func (c *counted) Take(ctx context.Context, known int64, n int) (Word, error) {
+	c.takes.Add(1)
+	if c.fail != nil {
+		return Word{}, c.fail
+	}
+	return c.trips(func() (Word, error) { return c.Store.Take(ctx, known, n) })
+}
+
+func (c *counted) Read(ctx context.Context, known int64) (Word, error) {
+	c.reads.Add(1)
+	return c.trips(func() (Word, error) { return c.Store.Read(ctx, known) })
+}
+
+func (c *counted) Learn(ctx context.Context, v int64, gap time.Duration, l []byte) (Word, error) {
+	c.learns.Add(1)
+	return c.trips(func() (Word, error) { return c.Store.Learn(ctx, v, gap, l) })
+}
+
+func (c *counted) trips(step func() (Word, error)) (Word, error) {
+	time.Sleep(c.trip / 2)
+	defer time.Sleep(c.trip / 2)
+	return step()
+}
+
+const (
+	fresh    = 30 * time.Millisecond
+	stepWait = 250 * time.Millisecond
+)
+
+// paced is a schedule in memory at gap, counted, and a Taker of it.
+func paced(t *testing.T, gap time.Duration) (*counted, *Taker) {
+	t.Helper()
+	m := &counted{Store: NewMemory(time.Now)}
+	if _, err := m.Learn(context.Background(), 0, gap, []byte("pace")); err != nil {
+		t.Fatal(err)
+	}
+	return m, NewTaker(m, wall{}, fresh, stepWait, nil)
+}
+
+// sendAll has n requests wait on tk at once, and returns when each went,
+// in order.
+func sendAll(t *testing.T, tk *Taker, n int) []time.Duration {
+	t.Helper()
+	start := time.Now()
+	var mu sync.Mutex
+	var went []time.Duration
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := tk.Wait(context.Background()); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			went = append(went, time.Since(start))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return went
+}
+
+func TestTaker_requestsWaitingAtOnceShareOneTake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 10*time.Millisecond)
+		m.trip = 2 * time.Millisecond
+		went := sendAll(t, tk, 10)
+		// The first request's take is under way when the others come:
+		// they share the next.
+		if got := m.takes.Load(); got != 2 {
+			t.Errorf("%d takes for ten requests waiting at once, want 2", got)
+		}
+		// The first slot is due when the take reaches the store, and goes
+		// when its answer is back, half a trip later; the rest on time.
+		if went[0] != m.trip || went[1] != 11*time.Millisecond {
+			t.Errorf("the first two went at %v, want 2 ms and 11 ms", went[:2])
+		}
+		for i := 2; i < len(went); i++ {
+			if d := went[i] - went[i-1]; d != 10*time.Millisecond {
+				t.Errorf("requests %d and %d went %s apart, want 10 ms: %v", i-1, i, d, went)
+			}
+		}
+		// Each slot after the first is due later than Fresh after the
+		// take: the ones due past it read once each, all waiting then.
+		if got := m.reads.Load(); got < 1 || got > 7 {
+			t.Errorf("%d reads for slots up to 90 ms ahead with words fresh for 30 ms", got)
+		}
+	})
+}
+
+func TestTaker_runsShareTheSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, a := paced(t, 10*time.Millisecond)
+		b := NewTaker(m, wall{}, fresh, stepWait, nil)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		start := time.Now()
+		var went []time.Duration
+		for _, tk := range []*Taker{a, b, a, b, a, b} {
+			wg.Go(func() {
+				if _, err := tk.Wait(context.Background()); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				went = append(went, time.Since(start))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		for i, d := range went {
+			if want := time.Duration(i) * 10 * time.Millisecond; d != want {
+				t.Errorf("the fleet's request %d went after %s, want %s: %v", i, d, want, went)
+			}
+		}
+	})
+}
+
+func TestTaker_aSlotGivenUpIsKeptForTheNextRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 100*time.Millisecond)
+		_ = sendAll(t, tk, 1) // slot 0 went: slot 1 is due in 100 ms
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := tk.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a request that gave up: %v", err)
+		}
+		start := time.Now()
+		if _, err := tk.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Errorf("the next request went after %s, want 50 ms, at the slot given up", d)
+		}
+		if got := m.takes.Load(); got != 2 {
+			t.Errorf("%d takes, want 2: the slot given up is not taken again", got)
+		}
+	})
+}
+
+func TestTaker_aCutReachesHeldSlotsBeforeTheyGo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 10*time.Millisecond)
+		var heard []string
+		tk.news = func(_ int64, l []byte) { heard = append(heard, string(l)) }
+		other := NewTaker(m, wall{}, fresh, stepWait, nil)
+		_ = sendAll(t, other, 1) // the other run knows version 1
+		done := make(chan []time.Duration)
+		go func() { done <- sendAll(t, tk, 8) }()
+		time.Sleep(25 * time.Millisecond) // slots 1, 2 and 3 went
+		if saved, err := other.Learn(context.Background(), 50*time.Millisecond, []byte("cut")); err != nil || !saved {
+			t.Fatalf("the other run's cut: %v, %v", saved, err)
+		}
+		went := <-done
+		// Slot 3, due at 30 ms by the word of the take, goes within Fresh
+		// of it, unread, at the old pace. Slot 4 is read first: the cut
+		// placed slot 3 50 ms after slot 2 (70 ms), so slot 4 follows at
+		// 120 ms, and the rest 50 ms apart.
+		want := []time.Duration{10, 20, 30, 120, 170, 220, 270, 320}
+		for i := range want {
+			want[i] *= time.Millisecond
+		}
+		if !slices.Equal(went, want) {
+			t.Errorf("went at %v, want %v", went, want)
+		}
+		if !slices.Equal(heard, []string{"pace", "cut"}) {
+			t.Errorf("news heard: %q, want the first pace and the cut, each once", heard)
+		}
+	})
+}
+
+func TestTaker_aStoreThatFailsFailsTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 10*time.Millisecond)
+		m.fail = errors.New("away")
+		if _, err := tk.Wait(context.Background()); err == nil || err.Error() != "away" {
+			t.Errorf("a take that failed: %v", err)
+		}
+	})
+}
+
+func TestMemory_aTakeOfNoSlots(t *testing.T) {
+	if _, err := NewMemory(time.Now).Take(context.Background(), 0, 0); !errors.Is(err, errNone) {
+		t.Errorf("a take of no slots: %v", err)
+	}
+}
