@@ -10,6 +10,8 @@
 #               minutes; the same figures on any machine)
 #   scale       the Redis store with K members (PACE_SCALE=1), three runs a
 #               row, behind a bucket and an announced quota (half an hour)
+#   schedule    the shared schedule's take with K runs (PACE_SCALE=1), three
+#               runs a row (ten minutes)
 #   limiters    make bench-limiters: one plan through Terraform behind real
 #               nginx and HAProxy (BEFORE=<commit> runs that commit's
 #               provider beside this tree's), some 20 minutes, 30 with BEFORE
@@ -22,16 +24,16 @@
 # non-zero (make bench does when a core target is missed) is still
 # recorded, with its status: a missed target is a figure too.
 #
-#   scripts/bench-record.sh [simulation|scale|limiters|bench]...
+#   scripts/bench-record.sh [simulation|scale|schedule|limiters|bench]...
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 areas=("$@")
-[ ${#areas[@]} -gt 0 ] || areas=(simulation scale limiters bench)
+[ ${#areas[@]} -gt 0 ] || areas=(simulation scale schedule limiters bench)
 for area in "${areas[@]}"; do
   case "$area" in
-    simulation | scale | limiters | bench) ;;
-    *) echo "bench-record.sh: $area is none of simulation, scale, limiters, bench" >&2; exit 2 ;;
+    simulation | scale | schedule | limiters | bench) ;;
+    *) echo "bench-record.sh: $area is none of simulation, scale, schedule, limiters, bench" >&2; exit 2 ;;
   esac
 done
 # A tree whose code differs from its commit is recorded as such: good for
@@ -57,6 +59,11 @@ run() { # AREA: the area's commands, their output on standard output
       echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis\$' ./internal/paceredis/"
       BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
         go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ 2>&1
+      ;;
+    schedule)
+      echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 60m -run '^TestScale_takersThroughOneRedis\$' ./internal/schedule/"
+      BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
+        go test -count=1 -v -timeout 60m -run '^TestScale_takersThroughOneRedis$' ./internal/schedule/ 2>&1
       ;;
     limiters)
       echo "\$ make bench-limiters${BEFORE:+ BEFORE=$BEFORE}"

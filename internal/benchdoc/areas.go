@@ -48,6 +48,12 @@ var Areas = []Area{
 		Tables:  scaleTables,
 	},
 	{
+		Name: "schedule", Title: "The shared schedule at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_takersThroughOneRedis ./internal/schedule/",
+		Tests:   []string{"./internal/schedule"},
+		Harness: []string{"internal/schedule/scale_test.go"},
+		Tables:  scheduleTables,
+	},
+	{
 		Name: "simulation", Title: "The pace in virtual time", Command: "go test -v -run TestPacer_ ./internal/pace/, and PACE_BASELINE=1's tables",
 		Tests:   []string{"./internal/pace"},
 		Harness: []string{":(glob)internal/pace/*_test.go"},

@@ -35,6 +35,22 @@ func scaleTables(r *Record) ([]*Table, error) {
 	return []*Table{bucket, quota}, nil
 }
 
+// scheduleColumns are those of TestScale_takersThroughOneRedis' table.
+var scheduleColumns = []string{"K", "Redis", "slowest", "refused", "each run: slowest", "round trips / request",
+	"bytes / request", "Redis CPU, one core", "lateness (90th)"}
+
+// scheduleTables reads TestScale_takersThroughOneRedis' table: the
+// schedule's take, which the pace does not use yet, at the same scale.
+func scheduleTables(r *Record) ([]*Table, error) {
+	t, err := scaleTable(r, scheduleColumns, &Table{ID: "schedule", Title: "K runs taking slots from one schedule in Redis",
+		Note: "As above, but each member a `schedule.Taker` at a set pace of 50 a second, against a limiter of 50 a " +
+			"second (burst 10): what the shared schedule's step costs, before the pace takes from it. Medians of three runs."})
+	if err != nil {
+		return nil, err
+	}
+	return []*Table{t}, nil
+}
+
 // scaleTable reads the columns of the table whose first header cell is
 // columns[0] into t.
 func scaleTable(r *Record, columns []string, t *Table) (*Table, error) {

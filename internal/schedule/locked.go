@@ -27,26 +27,21 @@ type Locked struct {
 func NewLocked(u Updater, now func() time.Time) *Locked { return &Locked{u: u, now: now} }
 
 // Take gives n slots (State.Take).
-func (l *Locked) Take(ctx context.Context, known int64, n int) (Word, error) {
+func (l *Locked) Take(ctx context.Context, known int64, n int, gap time.Duration) (Word, error) {
 	if n < 1 {
 		return Word{}, errNone
 	}
-	return l.step(ctx, func(s *State, now int64) Word { return s.word(now, known, s.Take(now, int64(n))) })
+	return l.step(ctx, func(s *State, now int64) Word { return s.take(now, known, n, gap) })
 }
 
 // Read tells the schedule.
 func (l *Locked) Read(ctx context.Context, known int64) (Word, error) {
-	return l.step(ctx, func(s *State, now int64) Word { return s.word(now, known, -1) })
+	return l.step(ctx, func(s *State, now int64) Word { return s.read(now, known) })
 }
 
 // Learn saves learnt (State.Learn).
-func (l *Locked) Learn(ctx context.Context, version int64, gap time.Duration, learnt []byte) (Word, error) {
-	return l.step(ctx, func(s *State, now int64) Word {
-		if s.Learn(now, version, gap.Microseconds(), learnt) {
-			return s.word(now, s.Version, 1)
-		}
-		return s.word(now, version, 0)
-	})
+func (l *Locked) Learn(ctx context.Context, version int64, gap, busy time.Duration, learnt []byte) (Word, error) {
+	return l.step(ctx, func(s *State, now int64) Word { return s.learn(now, version, gap, busy, learnt) })
 }
 
 func (l *Locked) step(ctx context.Context, f func(*State, int64) Word) (Word, error) {
@@ -68,7 +63,7 @@ const stateFormat = 1
 // varints, and the learnt record after its length.
 func (s *State) AppendBinary(b []byte) []byte {
 	b = append(b, stateFormat)
-	for _, v := range []int64{s.Version, s.Gap, s.AnchorAt, s.AnchorIdx, s.NextIdx, int64(len(s.Learnt))} {
+	for _, v := range []int64{s.Version, s.Gap, s.AnchorAt, s.AnchorIdx, s.NextIdx, s.Busy, s.LastAt, int64(len(s.Learnt))} {
 		b = binary.AppendVarint(b, v)
 	}
 	return append(b, s.Learnt...)
@@ -86,7 +81,7 @@ func ParseState(b []byte) (State, error) {
 	}
 	b = b[1:]
 	var n int64
-	for _, v := range []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &n} {
+	for _, v := range []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &s.Busy, &s.LastAt, &n} {
 		x, k := binary.Varint(b)
 		if k <= 0 {
 			return State{}, errNotState

@@ -23,27 +23,27 @@ func TestLocked_runsShareAFile(t *testing.T) {
 	}
 	a, b := open(), open()
 	ctx := context.Background()
-	if w, err := a.Learn(ctx, 0, 20*time.Millisecond, []byte("pace")); err != nil || w.First != 1 || w.Learnt != nil {
+	if w, err := a.Learn(ctx, 0, 20*time.Millisecond, 0, []byte("pace")); err != nil || w.First != 1 || w.Learnt != nil {
 		t.Fatalf("the first learn: %+v, %v", w, err)
 	}
-	wa, err := a.Take(ctx, 1, 3)
+	wa, err := a.Take(ctx, 1, 3, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wb, err := b.Take(ctx, 0, 2)
+	wb, err := b.Take(ctx, 0, 2, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if wa.First != 0 || wb.First != 3 || string(wb.Learnt) != "pace" || wa.Learnt != nil {
 		t.Errorf("takes: %+v then %+v; want slots 0 to 2, then 3 and 4 with the pace learnt", wa, wb)
 	}
-	if w, err := b.Learn(ctx, 0, time.Second, nil); err != nil || w.First != 0 || w.Version != 1 {
+	if w, err := b.Learn(ctx, 0, time.Second, -1, nil); err != nil || w.First != 0 || w.Version != 1 {
 		t.Errorf("a learn by an old version: %+v, %v; want refused", w, err)
 	}
 }
 
 func TestParseState(t *testing.T) {
-	s := State{Version: 3, Learnt: []byte("abc"), Gap: 20_000, AnchorAt: 1_765_000_000_000_000, AnchorIdx: 7, NextIdx: 9}
+	s := State{Version: 3, Learnt: []byte("abc"), Gap: 20_000, AnchorAt: 1_765_000_000_000_000, AnchorIdx: 7, NextIdx: 9, Busy: 40_000, LastAt: 1_765_000_000_000_100}
 	got, err := ParseState(s.AppendBinary(nil))
 	if err != nil || !same(got, s) {
 		t.Errorf("round trip: %+v, %v", got, err)

@@ -30,22 +30,19 @@ func TestRedis_isTheModel(t *testing.T) {
 		switch op := rnd.IntN(10); {
 		case op < 6:
 			n := rnd.IntN(4) + 1
-			w, err = r.Take(ctx, known, n)
-			want = func(now int64) Word { return model.word(now, known, model.Take(now, int64(n))) }
+			gap := time.Duration(rnd.IntN(3000)-1000) * time.Microsecond
+			w, err = r.Take(ctx, known, n, gap)
+			want = func(now int64) Word { return model.take(now, known, n, gap) }
 		case op < 9:
 			v := model.Version - int64(rnd.IntN(2))
 			gap := time.Duration(rnd.IntN(3000)) * time.Microsecond
+			busy := time.Duration(rnd.IntN(3)-1) * time.Millisecond
 			learnt := []byte{byte(i), 0, 'x'}
-			w, err = r.Learn(ctx, v, gap, learnt)
-			want = func(now int64) Word {
-				if model.Learn(now, v, gap.Microseconds(), learnt) {
-					return model.word(now, model.Version, 1)
-				}
-				return model.word(now, v, 0)
-			}
+			w, err = r.Learn(ctx, v, gap, busy, learnt)
+			want = func(now int64) Word { return model.learn(now, v, gap, busy, learnt) }
 		default:
 			w, err = r.Read(ctx, known)
-			want = func(now int64) Word { return model.word(now, known, -1) }
+			want = func(now int64) Word { return model.read(now, known) }
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -64,5 +61,5 @@ func TestRedis_isTheModel(t *testing.T) {
 
 func sameWord(a, b Word) bool {
 	return a.Now == b.Now && a.Version == b.Version && bytes.Equal(a.Learnt, b.Learnt) && (a.Learnt == nil) == (b.Learnt == nil) &&
-		a.Gap == b.Gap && a.AnchorAt == b.AnchorAt && a.AnchorIdx == b.AnchorIdx && a.First == b.First
+		a.Gap == b.Gap && a.AnchorAt == b.AnchorAt && a.AnchorIdx == b.AnchorIdx && a.Busy == b.Busy && a.First == b.First
 }

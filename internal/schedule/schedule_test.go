@@ -8,7 +8,13 @@ import (
 // A rule of the schedule a row: the state before, the step, the state
 // after and what the step returned.
 func TestState_rules(t *testing.T) {
-	busy := State{Version: 2, Learnt: []byte("b"), Gap: 100, AnchorAt: 1000, AnchorIdx: 10, NextIdx: 20} // slot 19 due at 1900
+	// Slots 10 to 19 given, 100 apart from 1000: 19 is due at 1900, and
+	// the next slot given at 2000.
+	busy := State{Version: 2, Learnt: []byte("b"), Gap: 100, AnchorAt: 1000, AnchorIdx: 10, NextIdx: 20, LastAt: 1200}
+	with := func(s State, f func(*State)) State {
+		f(&s)
+		return s
+	}
 	for _, tc := range []struct {
 		name     string
 		before   State
@@ -17,36 +23,61 @@ func TestState_rules(t *testing.T) {
 		returned int64
 	}{
 		{"an empty schedule gives slots due now",
-			State{}, func(s *State) int64 { return s.Take(500, 3) },
-			State{AnchorAt: 500, NextIdx: 3}, 0},
-		{"a busy schedule gives the slots after the last given",
-			busy, func(s *State) int64 { return s.Take(1200, 2) },
-			State{Version: 2, Learnt: []byte("b"), Gap: 100, AnchorAt: 1000, AnchorIdx: 10, NextIdx: 22}, 20},
-		{"a schedule whose next slot is past is anchored at now",
-			busy, func(s *State) int64 { return s.Take(2500, 1) },
-			State{Version: 2, Learnt: []byte("b"), Gap: 100, AnchorAt: 2500, AnchorIdx: 20, NextIdx: 21}, 20},
+			State{}, func(s *State) int64 { return s.Take(500, 3, 0, -1) },
+			State{AnchorAt: 500, NextIdx: 3, LastAt: 500}, 0},
+		{"a busy schedule gives the slots after the last given, and counts the time since its last step busy",
+			busy, func(s *State) int64 { return s.Take(1250, 2, 2, -1) },
+			with(busy, func(s *State) { s.NextIdx, s.Busy, s.LastAt = 22, 50, 1250 }), 20},
+		{"a schedule whose next slot is past is anchored at now, and was busy till then",
+			busy, func(s *State) int64 { return s.Take(2500, 1, 2, -1) },
+			with(busy, func(s *State) { s.AnchorAt, s.AnchorIdx, s.NextIdx, s.Busy, s.LastAt = 2500, 20, 21, 800, 2500 }), 20},
+		{"a take by the current version sets its gap from the first slot not yet due",
+			busy, func(s *State) int64 { return s.Take(1250, 1, 2, 80) },
+			// slot 12 went at 1200, so 13 goes at 1280, and 20, given, at 1840
+			with(busy, func(s *State) {
+				s.Gap, s.AnchorAt, s.AnchorIdx, s.NextIdx, s.Busy, s.LastAt = 80, 1280, 13, 21, 50, 1250
+			}), 20},
+		{"a take by an old version keeps the gap",
+			busy, func(s *State) int64 { return s.Take(1250, 1, 1, 80) },
+			with(busy, func(s *State) { s.NextIdx, s.Busy, s.LastAt = 21, 50, 1250 }), 20},
 		{"a learn by the current version saves and spaces the slots not yet due again",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, []byte("c"))) },
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, -1, []byte("c"))) },
 			// slot 13 is the first due after 1250 (at 1300); 12 went at 1200, so 13 goes at 1500
-			State{Version: 3, Learnt: []byte("c"), Gap: 300, AnchorAt: 1500, AnchorIdx: 13, NextIdx: 20}, 1},
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("c"), 300, 1500, 13, 50, 1250
+			}), 1},
+		{"a learn sets busy",
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, 0, nil)) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, nil, 300, 1500, 13, 0, 1250
+			}), 1},
 		{"a learn that speeds up goes no earlier than now",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 10, []byte("c"))) },
-			State{Version: 3, Learnt: []byte("c"), Gap: 10, AnchorAt: 1250, AnchorIdx: 13, NextIdx: 20}, 1},
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 10, -1, []byte("c"))) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("c"), 10, 1250, 13, 50, 1250
+			}), 1},
 		{"a learn at a slot's due time spaces that slot again",
-			busy, func(s *State) int64 { return b2i(s.Learn(1300, 2, 300, []byte("c"))) },
-			State{Version: 3, Learnt: []byte("c"), Gap: 300, AnchorAt: 1500, AnchorIdx: 13, NextIdx: 20}, 1},
-		{"a learn by an old version saves nothing",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 1, 300, []byte("c"))) },
-			busy, 0},
+			busy, func(s *State) int64 { return b2i(s.Learn(1300, 2, 300, -1, []byte("c"))) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("c"), 300, 1500, 13, 100, 1300
+			}), 1},
+		{"a learn by an old version saves nothing but counts busy",
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 1, 300, -1, []byte("c"))) },
+			with(busy, func(s *State) { s.Busy, s.LastAt = 50, 1250 }), 0},
 		{"a learn on an idle schedule anchors the next slot at now",
-			busy, func(s *State) int64 { return b2i(s.Learn(5000, 2, 300, nil)) },
-			State{Version: 3, Gap: 300, AnchorAt: 5000, AnchorIdx: 20, NextIdx: 20}, 1},
-		{"a learn on a schedule with no gap anchors the next slot at now",
-			State{AnchorAt: 500, NextIdx: 3}, func(s *State) int64 { return b2i(s.Learn(600, 0, 300, []byte("a"))) },
-			State{Version: 1, Learnt: []byte("a"), Gap: 300, AnchorAt: 600, AnchorIdx: 3, NextIdx: 3}, 1},
+			busy, func(s *State) int64 { return b2i(s.Learn(5000, 2, 300, -1, nil)) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, nil, 300, 5000, 20, 800, 5000
+			}), 1},
+		{"a learn on a schedule with no gap spaces the slots not yet due from their anchor",
+			State{AnchorAt: 700, NextIdx: 3, LastAt: 600}, func(s *State) int64 { return b2i(s.Learn(650, 0, 300, -1, []byte("a"))) },
+			State{Version: 1, Learnt: []byte("a"), Gap: 300, AnchorAt: 700, NextIdx: 3, Busy: 50, LastAt: 650}, 1},
 		{"a learn before the anchor is due keeps the anchor",
-			State{Version: 1, Gap: 100, AnchorAt: 2000, AnchorIdx: 5, NextIdx: 9}, func(s *State) int64 { return b2i(s.Learn(1500, 1, 200, nil)) },
-			State{Version: 2, Gap: 200, AnchorAt: 2100, AnchorIdx: 5, NextIdx: 9}, 1},
+			State{Version: 1, Gap: 100, AnchorAt: 2000, AnchorIdx: 5, NextIdx: 9}, func(s *State) int64 { return b2i(s.Learn(1500, 1, 200, -1, nil)) },
+			State{Version: 2, Gap: 200, AnchorAt: 2100, AnchorIdx: 5, NextIdx: 9, LastAt: 1500}, 1},
+		{"a read counts busy",
+			busy, func(s *State) int64 { s.Read(1250); return 0 },
+			with(busy, func(s *State) { s.Busy, s.LastAt = 50, 1250 }), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.before
@@ -68,47 +99,44 @@ func b2i(b bool) int64 {
 
 func same(a, b State) bool {
 	return bytes.Equal(a.Learnt, b.Learnt) && a.Version == b.Version && a.Gap == b.Gap &&
-		a.AnchorAt == b.AnchorAt && a.AnchorIdx == b.AnchorIdx && a.NextIdx == b.NextIdx
+		a.AnchorAt == b.AnchorAt && a.AnchorIdx == b.AnchorIdx && a.NextIdx == b.NextIdx && a.Busy == b.Busy && a.LastAt == b.LastAt
 }
 
 // The schedule's invariants, whatever the steps: no slot is given twice,
-// slots are given in order, a slot's time never moves earlier than a
-// later slot's, and a learn never moves a slot not yet due before now.
+// slots are given in order, a step never moves a slot given since the
+// anchor and not yet due before now, busy never falls but by a learn, and an old version saves nothing.
 func FuzzState(f *testing.F) {
-	f.Add([]byte{0, 3, 1, 2, 9, 0, 1})
+	f.Add([]byte{0, 3, 1, 2, 9, 0, 1, 3, 4, 5})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var s State
 		now := int64(1_000_000)
 		given := int64(0)
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%3, int64(ops[i+1])
+			op, arg := ops[i]%4, int64(ops[i+1])
 			now += arg * 7
+			before := s
 			switch op {
 			case 0:
-				first := s.Take(now, arg%5+1)
-				if first != given {
+				if first := s.Take(now, arg%5+1, s.Version-arg%2, arg*11-100); first != given {
 					t.Fatalf("gave %d, want %d", first, given)
 				}
 				given = s.NextIdx
-				if s.Due(first) < now && s.Gap > 0 && first == s.AnchorIdx {
-					t.Fatalf("slot %d due %d before now %d", first, s.Due(first), now)
-				}
 			case 1:
-				before := s
-				if s.Learn(now, s.Version, arg*13, nil) {
-					for j := before.NextIdx - 1; j >= 0 && before.Due(j) >= now; j-- {
-						if s.Due(j) < now {
-							t.Fatalf("learn moved slot %d before now: %d < %d", j, s.Due(j), now)
-						}
-					}
-				}
+				s.Learn(now, s.Version, arg*13, -1, nil)
 			case 2:
-				if s.Learn(now, s.Version-1, 1, nil) {
+				if s.Learn(now, s.Version-1, 1, 0, nil) {
 					t.Fatal("a learn by an old version saved")
 				}
+			case 3:
+				s.Read(now)
 			}
-			if s.Gap < 0 || s.NextIdx < s.AnchorIdx {
-				t.Fatalf("state %+v", s)
+			for j := before.NextIdx - 1; j >= before.AnchorIdx && before.Due(j) >= now; j-- {
+				if s.Due(j) < now {
+					t.Fatalf("step %d moved slot %d before now: %d < %d", op, j, s.Due(j), now)
+				}
+			}
+			if s.Version == before.Version && s.Busy < before.Busy || s.Gap < 0 || s.NextIdx < s.AnchorIdx {
+				t.Fatalf("%+v after %+v", s, before)
 			}
 		}
 	})

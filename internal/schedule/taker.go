@@ -34,6 +34,9 @@ type Taker struct {
 	// StepWait bounds each step's wait on the store.
 	fresh, stepWait time.Duration
 	news            func(version int64, learnt []byte)
+	// gap is the gap this run's pace sets after the schedule was busy
+	// for busy since the last learn (nil: it sets none).
+	gap func(busy time.Duration) time.Duration
 
 	mu      sync.Mutex
 	word    Word          // the last word, its Learnt dropped
@@ -45,6 +48,11 @@ type Taker struct {
 	taking  bool          // a take is under way
 	reading chan struct{} // closed when the read under way ends; nil for none
 	readErr error
+
+	// newsMu orders the calls of news, which steps under way together
+	// may come to out of order: told is the last version told.
+	newsMu sync.Mutex
+	told   int64
 }
 
 type waiter struct {
@@ -56,9 +64,10 @@ type waiter struct {
 
 // NewTaker waits on store's schedule by clock. news is called with what
 // another run learnt, as the word that carries it comes, outside the
-// Taker's lock.
-func NewTaker(store Store, clock Clock, fresh, stepWait time.Duration, news func(version int64, learnt []byte)) *Taker {
-	return &Taker{store: store, clock: clock, fresh: fresh, stepWait: stepWait, news: news}
+// Taker's lock, one call at a time, each version once and in order; gap, when not nil, with how long the schedule was busy
+// since the last learn, for the gap each take sets: the pace as it grew.
+func NewTaker(store Store, clock Clock, fresh, stepWait time.Duration, news func(version int64, learnt []byte), gap func(busy time.Duration) time.Duration) *Taker {
+	return &Taker{store: store, clock: clock, fresh: fresh, stepWait: stepWait, news: news, gap: gap}
 }
 
 // Version is the version of what was learnt as this run last heard it.
@@ -158,9 +167,12 @@ func (t *Taker) take() {
 			t.mu.Unlock()
 			return
 		}
-		known := t.word.Version
+		known, gap := t.word.Version, time.Duration(-1)
+		if t.gap != nil {
+			gap = t.gap(time.Duration(t.word.Busy) * time.Microsecond)
+		}
 		t.mu.Unlock()
-		w, err := t.step(func(ctx context.Context) (Word, error) { return t.store.Take(ctx, known, len(asked)) })
+		w, err := t.step(func(ctx context.Context) (Word, error) { return t.store.Take(ctx, known, len(asked), gap) })
 		t.mu.Lock()
 		for i, q := range asked {
 			switch {
@@ -207,13 +219,13 @@ func (t *Taker) read(ctx context.Context) error {
 	}
 }
 
-// Learn saves what this run learnt, and the gap it sets, if no run saved
-// since this one last heard: saved false when one did (and news has told
-// what it saved).
-func (t *Taker) Learn(ctx context.Context, gap time.Duration, learnt []byte) (saved bool, err error) {
+// Learn saves what this run learnt, the gap it sets and the busy its
+// pace grows from (-1: goes on), if no run saved since this one last
+// heard: saved false when one did (and news has told what it saved).
+func (t *Taker) Learn(gap, busy time.Duration, learnt []byte) (saved bool, err error) {
 	known := t.Version()
-	w, err := t.step(func(sctx context.Context) (Word, error) {
-		return t.store.Learn(sctx, known, gap, learnt)
+	w, err := t.step(func(ctx context.Context) (Word, error) {
+		return t.store.Learn(ctx, known, gap, busy, learnt)
 	})
 	return err == nil && w.First == 1, err
 }
@@ -241,7 +253,12 @@ func (t *Taker) step(f func(context.Context) (Word, error)) (Word, error) {
 	}
 	t.mu.Unlock()
 	if news && t.news != nil {
-		t.news(w.Version, learnt)
+		t.newsMu.Lock()
+		defer t.newsMu.Unlock()
+		if w.Version > t.told {
+			t.told = w.Version
+			t.news(w.Version, learnt)
+		}
 	}
 	return w, nil
 }

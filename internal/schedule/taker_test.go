@@ -26,12 +26,12 @@ type counted struct {
 	fail                 error
 }
 
-func (c *counted) Take(ctx context.Context, known int64, n int) (Word, error) {
+func (c *counted) Take(ctx context.Context, known int64, n int, gap time.Duration) (Word, error) {
 	c.takes.Add(1)
 	if c.fail != nil {
 		return Word{}, c.fail
 	}
-	return c.trips(func() (Word, error) { return c.Store.Take(ctx, known, n) })
+	return c.trips(func() (Word, error) { return c.Store.Take(ctx, known, n, gap) })
 }
 
 func (c *counted) Read(ctx context.Context, known int64) (Word, error) {
@@ -39,9 +39,9 @@ func (c *counted) Read(ctx context.Context, known int64) (Word, error) {
 	return c.trips(func() (Word, error) { return c.Store.Read(ctx, known) })
 }
 
-func (c *counted) Learn(ctx context.Context, v int64, gap time.Duration, l []byte) (Word, error) {
+func (c *counted) Learn(ctx context.Context, v int64, gap, busy time.Duration, l []byte) (Word, error) {
 	c.learns.Add(1)
-	return c.trips(func() (Word, error) { return c.Store.Learn(ctx, v, gap, l) })
+	return c.trips(func() (Word, error) { return c.Store.Learn(ctx, v, gap, busy, l) })
 }
 
 func (c *counted) trips(step func() (Word, error)) (Word, error) {
@@ -59,10 +59,10 @@ const (
 func paced(t *testing.T, gap time.Duration) (*counted, *Taker) {
 	t.Helper()
 	m := &counted{Store: NewMemory(time.Now)}
-	if _, err := m.Learn(context.Background(), 0, gap, []byte("pace")); err != nil {
+	if _, err := m.Learn(context.Background(), 0, gap, 0, []byte("pace")); err != nil {
 		t.Fatal(err)
 	}
-	return m, NewTaker(m, wall{}, fresh, stepWait, nil)
+	return m, NewTaker(m, wall{}, fresh, stepWait, nil, nil)
 }
 
 // sendAll has n requests wait on tk at once, and returns when each went,
@@ -119,7 +119,7 @@ func TestTaker_requestsWaitingAtOnceShareOneTake(t *testing.T) {
 func TestTaker_runsShareTheSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, a := paced(t, 10*time.Millisecond)
-		b := NewTaker(m, wall{}, fresh, stepWait, nil)
+		b := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		start := time.Now()
@@ -170,12 +170,12 @@ func TestTaker_aCutReachesHeldSlotsBeforeTheyGo(t *testing.T) {
 		m, tk := paced(t, 10*time.Millisecond)
 		var heard []string
 		tk.news = func(_ int64, l []byte) { heard = append(heard, string(l)) }
-		other := NewTaker(m, wall{}, fresh, stepWait, nil)
+		other := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
 		_ = sendAll(t, other, 1) // the other run knows version 1
 		done := make(chan []time.Duration)
 		go func() { done <- sendAll(t, tk, 8) }()
 		time.Sleep(25 * time.Millisecond) // slots 1, 2 and 3 went
-		if saved, err := other.Learn(context.Background(), 50*time.Millisecond, []byte("cut")); err != nil || !saved {
+		if saved, err := other.Learn(50*time.Millisecond, 0, []byte("cut")); err != nil || !saved {
 			t.Fatalf("the other run's cut: %v, %v", saved, err)
 		}
 		went := <-done
@@ -183,9 +183,9 @@ func TestTaker_aCutReachesHeldSlotsBeforeTheyGo(t *testing.T) {
 		// of it, unread, at the old pace. Slot 4 is read first: the cut
 		// placed slot 3 50 ms after slot 2 (70 ms), so slot 4 follows at
 		// 120 ms, and the rest 50 ms apart.
-		want := []time.Duration{10, 20, 30, 120, 170, 220, 270, 320}
-		for i := range want {
-			want[i] *= time.Millisecond
+		var want []time.Duration
+		for _, ms := range []int{10, 20, 30, 120, 170, 220, 270, 320} {
+			want = append(want, time.Duration(ms)*time.Millisecond)
 		}
 		if !slices.Equal(went, want) {
 			t.Errorf("went at %v, want %v", went, want)
@@ -207,7 +207,35 @@ func TestTaker_aStoreThatFailsFailsTheWait(t *testing.T) {
 }
 
 func TestMemory_aTakeOfNoSlots(t *testing.T) {
-	if _, err := NewMemory(time.Now).Take(context.Background(), 0, 0); !errors.Is(err, errNone) {
+	if _, err := NewMemory(time.Now).Take(context.Background(), 0, 0, -1); !errors.Is(err, errNone) {
 		t.Errorf("a take of no slots: %v", err)
 	}
+}
+
+// A run's pace grows with the time the schedule was busy: each take sets
+// the gap its pace gives, and the slots not yet due follow it.
+func TestTaker_takesSetThePaceAsItGrows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := paced(t, 20*time.Millisecond)
+		m.trip = time.Millisecond
+		tk := NewTaker(m, wall{}, fresh, stepWait, nil, func(busy time.Duration) time.Duration {
+			if busy < 100*time.Millisecond {
+				return 20 * time.Millisecond
+			}
+			return 10 * time.Millisecond
+		})
+		var went []time.Duration
+		start := time.Now()
+		for range 20 { // one walker: a take per request, each after the last went
+			if _, err := tk.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			went = append(went, time.Since(start))
+			time.Sleep(5 * time.Millisecond) // its read
+		}
+		first, last := went[2]-went[1], went[19]-went[18]
+		if first != 20*time.Millisecond || last != 10*time.Millisecond {
+			t.Errorf("requests went %s apart at first and %s at last, want 20 ms then 10 ms: %v", first, last, went)
+		}
+	})
 }
