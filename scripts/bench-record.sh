@@ -10,8 +10,8 @@
 #               minutes; the same figures on any machine)
 #   scale       the Redis store with K members (PACE_SCALE=1), three runs a
 #               row, behind a bucket and an announced quota (half an hour)
-#   schedule    the shared schedule's take with K runs (PACE_SCALE=1), three
-#               runs a row (ten minutes)
+#   schedule    the shared schedule's take with K runs (PACE_SCALE=1), steady
+#               and disturbed, three runs a row (25 minutes)
 #   limiters    make bench-limiters: one plan through Terraform behind real
 #               nginx and HAProxy (BEFORE=<commit> runs that commit's
 #               provider beside this tree's), some 20 minutes, 30 with BEFORE
@@ -61,9 +61,9 @@ run() { # AREA: the area's commands, their output on standard output
         go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ 2>&1
       ;;
     schedule)
-      echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 60m -run '^TestScale_takersThroughOneRedis\$' ./internal/schedule/"
+      echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 60m -run '^TestScale_takers(ThroughOneRedis|Disturbed)\$' ./internal/schedule/"
       BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
-        go test -count=1 -v -timeout 60m -run '^TestScale_takersThroughOneRedis$' ./internal/schedule/ 2>&1
+        go test -count=1 -v -timeout 60m -run '^TestScale_takers(ThroughOneRedis|Disturbed)$' ./internal/schedule/ 2>&1
       ;;
     limiters)
       echo "\$ make bench-limiters${BEFORE:+ BEFORE=$BEFORE}"

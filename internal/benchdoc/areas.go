@@ -48,7 +48,7 @@ var Areas = []Area{
 		Tables:  scaleTables,
 	},
 	{
-		Name: "schedule", Title: "The shared schedule at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_takersThroughOneRedis ./internal/schedule/",
+		Name: "schedule", Title: "The shared schedule at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_takers ./internal/schedule/",
 		Tests:   []string{"./internal/schedule"},
 		Harness: []string{"internal/schedule/scale_test.go"},
 		Tables:  scheduleTables,

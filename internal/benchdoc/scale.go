@@ -19,7 +19,7 @@ var (
 // scaleTables reads TestScale_membersThroughOneRedis' tables: the fleets
 // behind a bucket, and behind a quota announced on every answer.
 func scaleTables(r *Record) ([]*Table, error) {
-	bucket, err := scaleTable(r, scaleColumns, &Table{ID: "scale", Title: "K runs through one Redis",
+	bucket, err := scaleTable(r, scaleColumns, "Redis", &Table{ID: "scale", Title: "K runs through one Redis",
 		Note: "K members as goroutines of one process, each its own `paceredis.Store` and ten walkers, 2,000 reads " +
 			"a fleet, behind one limiter of 50 a second (burst 10), through a real `redis-server` on loopback and 2 ms away; " +
 			"the slowest (against every read at 50 a second) and refused: medians of three runs, less any whose walkers " +
@@ -27,7 +27,7 @@ func scaleTables(r *Record) ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	quota, err := scaleTable(r, quotaColumns, &Table{ID: "scale-quota", Title: "K runs through one Redis, a quota announced",
+	quota, err := scaleTable(r, quotaColumns, "Redis", &Table{ID: "scale-quota", Title: "K runs through one Redis, a quota announced",
 		Note: "The same, against a quota of 100 per 2 s announced GitHub's way on every answer, each window opened by a request."})
 	if err != nil {
 		return nil, err
@@ -35,27 +35,40 @@ func scaleTables(r *Record) ([]*Table, error) {
 	return []*Table{bucket, quota}, nil
 }
 
-// scheduleColumns are those of TestScale_takersThroughOneRedis' table.
-var scheduleColumns = []string{"K", "Redis", "slowest", "refused", "each run: slowest", "round trips / request",
-	"bytes / request", "Redis CPU, one core", "lateness (90th)"}
+// scheduleColumns are those of TestScale_takersThroughOneRedis' table,
+// and disturbedColumns of TestScale_takersDisturbed's.
+var (
+	scheduleColumns = []string{"K", "Redis", "slowest", "refused", "each run: slowest", "round trips / request",
+		"bytes / request", "Redis CPU, one core", "lateness (90th)"}
+	disturbedColumns = []string{"K = 64, 2 ms away", "slowest", "refused", "each run: refused", "slots wasted",
+		"longest silence", "round trips / request"}
+)
 
-// scheduleTables reads TestScale_takersThroughOneRedis' table: the
-// schedule's take, which the pace does not use yet, at the same scale.
+// scheduleTables reads the tables of TestScale_takers*: the schedule's
+// take, which the pace does not use yet, at the same scale, then
+// disturbed.
 func scheduleTables(r *Record) ([]*Table, error) {
-	t, err := scaleTable(r, scheduleColumns, &Table{ID: "schedule", Title: "K runs taking slots from one schedule in Redis",
-		Note: "As above, but each member a `schedule.Taker` at a set pace of 50 a second, against a limiter of 50 a " +
-			"second (burst 10): what the shared schedule's step costs, before the pace takes from it. Medians of three runs."})
+	steady, err := scaleTable(r, scheduleColumns, "Redis", &Table{ID: "schedule", Title: "K runs taking slots from one schedule in Redis",
+		Note: "As above, each member a `schedule.Taker` at a set 50 a second: the cost of the schedule's take, before the " +
+			"pace takes from it. Medians of three runs."})
 	if err != nil {
 		return nil, err
 	}
-	return []*Table{t}, nil
+	disturbed, err := scaleTable(r, disturbedColumns, "slowest", &Table{ID: "schedule-disturbed", Title: "The schedule disturbed",
+		Note: "64 members, Redis 2 ms away; halfway, the limit halves and one member learns the gap it allows, or a " +
+			"tenth of the members stop holding their slots, or both."})
+	if err != nil {
+		return nil, err
+	}
+	disturbed.Keys = 1
+	return []*Table{steady, disturbed}, nil
 }
 
-// scaleTable reads the columns of the table whose first header cell is
-// columns[0] into t.
-func scaleTable(r *Record, columns []string, t *Table) (*Table, error) {
+// scaleTable reads the columns of the table whose first header cells are
+// columns[0] and second into t.
+func scaleTable(r *Record, columns []string, second string, t *Table) (*Table, error) {
 	first := columns[0]
-	found := lastTable(r.Lines, first, "Redis")
+	found := lastTable(r.Lines, first, second)
 	if found == nil {
 		return nil, fmt.Errorf("scale: no table %q of fleets: did TestScale_membersThroughOneRedis run with PACE_SCALE=1?", first)
 	}

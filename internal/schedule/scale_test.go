@@ -70,16 +70,9 @@ func TestScale_takersThroughOneRedis(t *testing.T) {
 				if oneWay > 0 {
 					addr = daemons.Distant(t, d.Addr, oneWay)
 				}
-				all = append(all, takersFleet(t, k, d.Addr, addr))
+				all = append(all, takersFleet(t, k, d.Addr, addr, disturbance{}))
 			}
-			mid := func(f func(takersFigures) float64) float64 {
-				xs := make([]float64, len(all))
-				for i, r := range all {
-					xs[i] = f(r)
-				}
-				slices.Sort(xs)
-				return xs[len(xs)/2]
-			}
+			mid := func(f func(takersFigures) float64) float64 { return medianOf(all, f) }
 			var each []string
 			for _, r := range all {
 				each = append(each, fmt.Sprintf("%.2fx", r.slowest))
@@ -99,91 +92,217 @@ func TestScale_takersThroughOneRedis(t *testing.T) {
 type takersFigures struct {
 	slowest, refused, trips, takes, reads, bytes, cpu float64
 	late                                              time.Duration
+	// With a disturbance: the slots runs that stopped held and never
+	// sent, and the longest the fleet sent nothing after it.
+	wasted  int64
+	silence time.Duration
 }
+
+// disturbance is what happens to a fleet halfway through its ideal time.
+type disturbance struct {
+	// halve: the limit halves, and one run learns the gap it allows at
+	// once (the pace's cut, in the schedule's terms).
+	halve bool
+	// stop: a tenth of the runs stop, holding whatever slots they took.
+	stop bool
+}
+
+const (
+	fleetGap     = 20 * time.Millisecond
+	fleetWalkers = 10
+	fleetTotal   = 2000
+	fleetKey     = "test:{fleet}:schedule"
+)
 
 // takersFleet runs k Takers through the Redis at addr (admin: its own
 // address, for INFO) and measures them.
-func takersFleet(t *testing.T, k int, admin, addr string) takersFigures {
-	const (
-		gap     = 20 * time.Millisecond
-		walkers = 10
-		total   = 2000
-	)
-	ctx := context.Background()
+func takersFleet(t *testing.T, k int, admin, addr string, d disturbance) takersFigures {
 	adm := redis.NewClient(&redis.Options{Addr: admin, Protocol: 2})
 	defer adm.Close()
-	key := "test:{fleet}:schedule"
-	if _, err := NewRedis(adm, key, time.Hour).Learn(ctx, 0, gap, 0, []byte("pace")); err != nil {
+	if _, err := NewRedis(adm, fleetKey, time.Hour).Learn(context.Background(), 0, fleetGap, 0, []byte("pace")); err != nil {
 		t.Fatal(err)
 	}
-	each := (total + k - 1) / k
+	f := &fleet{limit: ratelimit.NewBucket(50, 10), ends: make([]time.Time, k), each: (fleetTotal + k - 1) / k}
 	before := redisCounters(t, adm)
-	var mu sync.Mutex
-	var lates []time.Duration
-	limit, refused := ratelimit.NewBucket(50, 10), 0
-	var first time.Time
-	ends := make([]time.Time, k)
-	var stores []*counted
-	var wg sync.WaitGroup
 	start := time.Now()
+	middle := time.Duration(f.each*k/2) * fleetGap
+	stops := make([]context.CancelFunc, k)
+	var wg sync.WaitGroup
 	for m := range k {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, PoolSize: 4})
 		defer rdb.Close()
-		c := &counted{Store: NewRedis(rdb, key, time.Hour)}
-		stores = append(stores, c)
-		tk := NewTaker(c, wall{}, 30*time.Millisecond, 250*time.Millisecond, nil, nil)
-		left := make(chan struct{}, each)
-		for range each {
-			left <- struct{}{}
-		}
-		close(left)
-		var done sync.WaitGroup
-		for range walkers {
-			done.Go(func() {
-				for range left {
-					s, err := tk.Wait(ctx)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					now := time.Now()
-					mu.Lock()
-					if _, ok := limit.Take(now); !ok {
-						refused++
-					}
-					lates = append(lates, now.Sub(s.Due))
-					if first.IsZero() || s.Due.Before(first) {
-						first = s.Due
-					}
-					mu.Unlock()
-					time.Sleep(time.Duration(20+rand.IntN(131)) * time.Millisecond)
-				}
-			})
-		}
-		wg.Go(func() {
-			done.Wait()
-			ends[m] = time.Now()
-		})
+		c := &counted{Store: NewRedis(rdb, fleetKey, time.Hour)}
+		f.stores = append(f.stores, c)
+		var ctx context.Context
+		ctx, stops[m] = context.WithCancel(context.Background())
+		defer stops[m]()
+		wg.Go(func() { f.run(ctx, t, m, NewTaker(c, wall{}, 30*time.Millisecond, 250*time.Millisecond, nil, nil)) })
 	}
+	halved := make(chan int, 1) // the requests sent before the limit halved
+	timer := time.AfterFunc(middle, func() {
+		f.mu.Lock()
+		halved <- len(f.sent)
+		if d.halve {
+			f.limit.SetRate(time.Now(), 25)
+		}
+		f.mu.Unlock()
+		if d.halve {
+			if _, err := NewRedis(adm, fleetKey, time.Hour).Learn(context.Background(), 1, 2*fleetGap, -1, []byte("halved")); err != nil {
+				t.Error(err)
+			}
+		}
+		if d.stop {
+			for _, stop := range stops[:k/10] {
+				stop()
+			}
+		}
+	})
+	defer timer.Stop()
 	wg.Wait()
 	after := redisCounters(t, adm)
-	elapsed := time.Since(start)
-	n := float64(each * k)
-	// The ideal: the fleet's requests one gap apart from the first slot,
-	// the last one's read (85 ms on average) after.
-	ideal := time.Duration(n-1)*gap + 85*time.Millisecond
-	slowest := slices.MaxFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
+	return f.figures(before, after, time.Since(start), <-halved, d)
+}
+
+// fleet is a fleet's shared tally.
+type fleet struct {
+	limit  *ratelimit.Bucket
+	stores []*counted
+	each   int // requests a run
+
+	mu      sync.Mutex
+	refused int
+	sent    []time.Time // when each request went, in order
+	lates   []time.Duration
+	first   time.Time // the first slot due
+	ends    []time.Time
+}
+
+// run is run m's walkers, each waiting on tk, until the run's requests
+// are sent or ctx ends it.
+func (f *fleet) run(ctx context.Context, t *testing.T, m int, tk *Taker) {
+	left := make(chan struct{}, f.each)
+	for range f.each {
+		left <- struct{}{}
+	}
+	close(left)
+	var done sync.WaitGroup
+	for range fleetWalkers {
+		done.Go(func() {
+			for range left {
+				s, err := tk.Wait(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						t.Error(err)
+					}
+					return
+				}
+				f.went(time.Now(), s)
+				select {
+				case <-time.After(time.Duration(20+rand.IntN(131)) * time.Millisecond):
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	done.Wait()
+	f.mu.Lock()
+	f.ends[m] = time.Now()
+	f.mu.Unlock()
+}
+
+// went counts a request sent at now in slot s.
+func (f *fleet) went(now time.Time, s Slot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.limit.Take(now); !ok {
+		f.refused++
+	}
+	f.sent = append(f.sent, now)
+	f.lates = append(f.lates, now.Sub(s.Due))
+	if f.first.IsZero() || s.Due.Before(f.first) {
+		f.first = s.Due
+	}
+}
+
+// figures are the fleet's, from Redis's counters before and after, the
+// time it took and the requests sent before the middle.
+func (f *fleet) figures(before, after map[string]float64, elapsed time.Duration, beforeMiddle int, d disturbance) takersFigures {
+	n := float64(len(f.sent))
+	// The ideal: the fleet's requests one gap apart from the first slot
+	// (two after the middle when the limit halves there), the last one's
+	// read (85 ms on average) after.
+	ideal := time.Duration(n-1)*fleetGap + 85*time.Millisecond
+	if d.halve {
+		ideal += time.Duration(len(f.sent)-beforeMiddle) * fleetGap
+	}
+	slowest := slices.MaxFunc(f.ends, func(a, b time.Time) int { return a.Compare(b) })
 	diff := func(name string) float64 { return after[name] - before[name] }
-	return takersFigures{
-		slowest: float64(slowest.Sub(first)) / float64(ideal),
-		refused: 100 * float64(refused) / n,
+	r := takersFigures{
+		slowest: float64(slowest.Sub(f.first)) / float64(ideal),
+		refused: 100 * float64(f.refused) / n,
 		trips:   (diff("calls_evalsha") + diff("calls_eval")) / n,
-		takes:   float64(sum(stores, func(c *counted) int64 { return c.takes.Load() })) / n,
-		reads:   float64(sum(stores, func(c *counted) int64 { return c.reads.Load() })) / n,
+		takes:   float64(sum(f.stores, func(c *counted) int64 { return c.takes.Load() })) / n,
+		reads:   float64(sum(f.stores, func(c *counted) int64 { return c.reads.Load() })) / n,
 		bytes:   (diff("total_net_input_bytes") + diff("total_net_output_bytes")) / n,
 		cpu:     100 * (diff("used_cpu_sys") + diff("used_cpu_user")) / elapsed.Seconds(),
-		late:    percentile90(lates),
+		late:    percentile90(f.lates),
+		wasted:  sum(f.stores, func(c *counted) int64 { return c.slots.Load() }) - int64(len(f.sent)),
 	}
+	for i := beforeMiddle + 1; i < len(f.sent); i++ {
+		r.silence = max(r.silence, f.sent[i].Sub(f.sent[i-1]))
+	}
+	return r
+}
+
+// TestScale_takersDisturbed: 64 runs through Redis 2 ms away as
+// TestScale_takersThroughOneRedis', steady; with the limit halved
+// halfway through and one run learning the gap it allows at once; with a
+// tenth of the runs stopped there, holding their slots; and both. For
+// each: the slowest run against the ideal, the share refused (median, and
+// each run's), the slots the stopped runs held and never sent, the
+// longest the fleet sent nothing after the middle, and the round trips a
+// request. PACE_SCALE=1 runs it, with PACE_SCALE_RUNS runs a row.
+func TestScale_takersDisturbed(t *testing.T) {
+	if os.Getenv("PACE_SCALE") == "" {
+		t.Skip("PACE_SCALE=1 measures the schedule disturbed")
+	}
+	runs := 1
+	if n, err := strconv.Atoi(os.Getenv("PACE_SCALE_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	var b strings.Builder
+	b.WriteString("| K = 64, 2 ms away | slowest | refused | each run: refused | slots wasted | longest silence | round trips / request |\n|---|---|---|---|---|---|---|\n")
+	for _, row := range []struct {
+		name string
+		d    disturbance
+	}{{"steady", disturbance{}}, {"limit halved", disturbance{halve: true}}, {"a tenth stopped", disturbance{stop: true}},
+		{"both", disturbance{halve: true, stop: true}}} {
+		var all []takersFigures
+		var each []string
+		for range runs {
+			d, _ := daemons.Redis(t, true)
+			r := takersFleet(t, 64, d.Addr, daemons.Distant(t, d.Addr, time.Millisecond), row.d)
+			all = append(all, r)
+			each = append(each, fmt.Sprintf("%.1f%%", r.refused))
+		}
+		fmt.Fprintf(&b, "| %s | %.2fx | %.1f%% | %s | %.0f | %s | %.2f |\n", row.name,
+			medianOf(all, func(r takersFigures) float64 { return r.slowest }), medianOf(all, func(r takersFigures) float64 { return r.refused }),
+			strings.Join(each, ", "), medianOf(all, func(r takersFigures) float64 { return float64(r.wasted) }),
+			time.Duration(medianOf(all, func(r takersFigures) float64 { return float64(r.silence) })).Round(time.Millisecond),
+			medianOf(all, func(r takersFigures) float64 { return r.trips }))
+	}
+	t.Log("\n" + b.String())
+}
+
+// medianOf is the median of f over the runs (the later of two middles).
+func medianOf(all []takersFigures, f func(takersFigures) float64) float64 {
+	xs := make([]float64, len(all))
+	for i, r := range all {
+		xs[i] = f(r)
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // counter is a number in INFO's text: a field's value, or a command's

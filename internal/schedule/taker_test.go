@@ -23,6 +23,7 @@ type counted struct {
 	Store
 	trip                 time.Duration
 	takes, reads, learns atomic.Int64
+	slots                atomic.Int64 // given by takes
 	fail                 error
 }
 
@@ -31,7 +32,11 @@ func (c *counted) Take(ctx context.Context, known int64, n int, gap time.Duratio
 	if c.fail != nil {
 		return Word{}, c.fail
 	}
-	return c.trips(func() (Word, error) { return c.Store.Take(ctx, known, n, gap) })
+	w, err := c.trips(func() (Word, error) { return c.Store.Take(ctx, known, n, gap) })
+	if err == nil {
+		c.slots.Add(int64(n))
+	}
+	return w, err
 }
 
 func (c *counted) Read(ctx context.Context, known int64) (Word, error) {
