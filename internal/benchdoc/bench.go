@@ -56,20 +56,33 @@ type benchOutput struct {
 }
 
 const (
-	benchNote = "Its own summary, medians of three rounds: (a) `terraform plan` of 100,000 profiles, CPU against one GET and a " +
-		"generic decode, peak memory against the body and Terraform's; (b), (b2) the limiters' worst medians; (d) a list past " +
-		"`max_response_megabytes`; (e) `filter` and `fields`; (f) the fleets. FAIL fails the run, OVER is shown."
-	fleetsNote = "`BenchmarkFleet`: K plans of the list and 40 reads, each its own provider, one token, behind one limit of 50 a " +
-		"second (nginx, burst 10; HAProxy, counting refusals; or a quota of 100 per 2 s, IETF's, GitHub's, to the " +
-		"millisecond, or `quota-opened`: GitHub's, each window opened by a request), sharing one disk, `apart` (nothing in " +
-		"common), `redis` (apart, one Redis), or finding a state `aged` or `noise`; against every request at 50 a second " +
-		"after Terraform's own time; the verdict against `scripts/bench-fleet.sh`'s targets."
-	standinNote = "(b): the list and 300 reads, no rate set, against the stand-in limited as real services limit, loopback " +
-		"or 80 ms away: three plans against the least time the limit allows after Terraform's own (a limit in flight: no " +
-		"less than a plan told it). Target: median %s, at most 3%% refused, judged on the core group."
+	benchNote = "Its own summary, medians of three rounds: (a) `terraform plan` of 100,000 profiles against one GET and a " +
+		"generic decode; (b), (b2) the limiters; (d) a list past `max_response_megabytes`; (e) `filter` and `fields`; " +
+		"(f) the fleets. FAIL fails the run."
+	fleetsNote = "`BenchmarkFleet`: K plans of the list and 40 reads, one token, behind 50 a second (nginx, burst 10; " +
+		"HAProxy; or a quota of 100 per 2 s, IETF's, GitHub's, to the millisecond, or `quota-opened`, each window opened by " +
+		"a request), sharing one disk, `apart`, `redis`, or a state `aged` or `noise`; against every request at 50 a " +
+		"second after Terraform's own time."
+	standinNote = "(b): the list and 300 reads against the stand-in's limiters, loopback or 80 ms away: three plans " +
+		"against the least time the limit allows after Terraform's own. Target: median %s, at most 3%% refused, on the core group."
 	inProcessNote = "(b2) `BenchmarkPacing`: 300 reads as Terraform's walkers take them, no Terraform, three rounds; " +
-		"`nginx_*` and `haproxy_*` run through the real limiters, neither sending `Retry-After`. Same targets."
+		"`nginx_*` and `haproxy_*` through the real limiters. Same targets."
 )
+
+// dropNoneFailed drops the fleets' failed column when no plan failed, as
+// the summary's (f) says then.
+func dropNoneFailed(t *Table) {
+	col := slices.Index(t.Header, "failed")
+	for _, row := range t.Rows {
+		if col < 0 || row[col] != "0" {
+			return
+		}
+	}
+	t.Header = slices.Delete(slices.Clone(t.Header), col, col+1)
+	for i, row := range t.Rows {
+		t.Rows[i] = slices.Delete(row, col, col+1)
+	}
+}
 
 // readBench reads make bench's lines.
 func readBench(lines []string) *benchOutput {
@@ -86,7 +99,7 @@ func readBench(lines []string) *benchOutput {
 	}
 	for _, line := range lines {
 		if m := benchCheck.FindStringSubmatch(line); m != nil {
-			o.summary.Rows = append(o.summary.Rows, []string{m[1], num(m[2]), m[3], m[4]})
+			o.summary.Rows = append(o.summary.Rows, []string{m[1], num(m[2]), strings.TrimPrefix(m[3], "target "), m[4]})
 		} else if m := benchMedian.FindStringSubmatch(line); m != nil {
 			o.standin.Rows = append(o.standin.Rows, []string{m[1], num(m[2]) + "x", "", num(m[3]) + "%", m[4]})
 		} else if m := benchRound.FindStringSubmatch(line); m != nil {
@@ -130,7 +143,7 @@ func benchTables(r *Record) ([]*Table, error) {
 	target := "?"
 	for _, row := range o.summary.Rows {
 		if row[0] == "(b) core, worst wall time" {
-			target = strings.TrimPrefix(row[2], "target ")
+			target = row[2]
 		}
 	}
 	o.standin.Note = fmt.Sprintf(standinNote, target)
@@ -140,6 +153,7 @@ func benchTables(r *Record) ([]*Table, error) {
 	if err := worstOf(o.fleets, o.fleetRuns); err != nil {
 		return nil, err
 	}
+	dropNoneFailed(o.fleets)
 	if o.redis != "" {
 		o.fleets.Note += fmt.Sprintf(" One plan sharing through a Redis 20 ms away took %sx the same plan sharing on its machine (%s against bench-fleet.sh's target).",
 			o.redis, o.redisVerdict)

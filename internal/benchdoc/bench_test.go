@@ -41,7 +41,7 @@ func TestBenchTables(t *testing.T) {
 	}
 	for _, c := range []struct{ table, row, column, want string }{
 		{"bench", "(a) provider CPU", "figure", "0.50x floor"},
-		{"bench", "(b) core, worst wall time", "target", "target <= 1.15x"},
+		{"bench", "(b) core, worst wall time", "target", "<= 1.15x"},
 		{"standin", "bucket, burst 1", "median", "1.13x"},
 		{"standin", "bucket, burst 1", "worst", "1.21x"},
 		{"standin", "bucket, burst 1", "refused", "2.0%"},

@@ -50,9 +50,9 @@ func limitersTables(r *Record) ([]*Table, error) {
 	}
 	t := &Table{ID: "limiters", Title: "One plan through Terraform behind real nginx and HAProxy",
 		Header: []string{"limiter", "network", "median", "worst", "refused"}, Keys: 2,
-		Note: fmt.Sprintf("The list and 300 reads, no rate set, behind a real limiter of 50 a second, loopback or 80 ms away, "+
+		Note: fmt.Sprintf("The list and 300 reads behind a real limiter of 50 a second, loopback or 80 ms away, "+
 			"%d plans a row: median and worst against the ideal (the plan without the limit, or Terraform's "+
-			"own time plus the least the limit allows), median share refused. Targets: median <= %sx, worst <= %sx, "+
+			"own time plus the least the limit allows), median refused. Targets: median <= %sx, worst <= %sx, "+
 			"refused <= %s%%; bold past one.", plans, target[0], target[1], target[2])}
 	if told >= 0 && target[3] == "" {
 		return nil, fmt.Errorf("limiters: a told column, but no target for what learning costs")

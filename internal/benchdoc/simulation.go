@@ -16,8 +16,8 @@ var (
 )
 
 const simulationNote = "The list and 300 reads in virtual time against the least time each limit allows, bold past " +
-	"the target; where missed, the `miss` map's hold. Beside them (`PACE_BASELINE=1`): the AWS SDKs' adaptive mode, and " +
-	"the Pacer told the limit at its first refusal."
+	"the target; where missed, the `miss` map's hold. Beside them: the AWS SDKs' adaptive mode, and the Pacer told the " +
+	"limit at its first refusal."
 
 // simulationTables reads TestPacer_unannounced's and _announced's cells,
 // each against its target (or what the miss map holds it to), beside the

@@ -39,7 +39,7 @@ func Document(root string) (string, map[string]*Table, error) {
 			cpu = "a processor that gave no name"
 		}
 		fmt.Fprintf(&b, "\n## %s: %s, `%.12s`, %s\n\n", a.Title, date, r.Commit, cores)
-		fmt.Fprintf(&b, "From %s, on %s: `%s`, output in `benchmarks/%s.txt`, exit %s.\n",
+		fmt.Fprintf(&b, "From %s, on %s: `%s` (`benchmarks/%s.txt`), exit %s.\n",
 			r.Date, cpu, a.Command, a.Name, r.Exit)
 		for _, t := range tables {
 			if byID[t.ID] != nil {
@@ -56,10 +56,9 @@ func Document(root string) (string, map[string]*Table, error) {
 const intro = `# Benchmarks
 
 Today's figures, written by ` + "`make benchmarks`" + ` from ` + "`make bench-record`" + `'s
-output. An area may be older than the head only where nothing it measures
-changed. Other pages cite a figure as (table · row · column), or in a table
-whose last column names both; the tests hold each to its cell.
-` + "`go run ./cmd/benchdoc -against <rev>`" + ` lists what moved.
+output; an area is older than the head only where nothing it measures
+changed. Pages cite a figure as (table · row · column), or in a table
+whose last column names both, held to its cell.
 `
 
 // figure is one figure as the tables print it: a number and its unit.
