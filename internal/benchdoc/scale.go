@@ -69,7 +69,7 @@ func scaleTable(r *Record, columns []string, second string, t *Table) (*Table, e
 	first := columns[0]
 	found := lastTable(r.Lines, first, second)
 	if found == nil {
-		return nil, fmt.Errorf("scale: no table %q of fleets: did TestScale_membersThroughOneRedis run with PACE_SCALE=1?", first)
+		return nil, fmt.Errorf("scale: no table %q of fleets: did the test run with PACE_SCALE=1?", first)
 	}
 	t.Header, t.Keys = columns, 2
 	index := make([]int, len(t.Header))

@@ -129,8 +129,8 @@ func (s *State) regap(now, gap int64) {
 	s.AnchorIdx, s.AnchorAt, s.Gap = idx, at, gap
 }
 
-// Word is one answer of the store: the schedule as the step left it, seen
-// by a run that knew version Known.
+// Word is one answer of the store: the schedule as the step left it, as
+// the run that asked is told it.
 type Word struct {
 	Now       int64 // the store's clock at the step
 	Version   int64
