@@ -244,3 +244,51 @@ func TestTaker_takesSetThePaceAsItGrows(t *testing.T) {
 		}
 	})
 }
+
+// A run that stops holding slots wastes them at their own times and no
+// later: the other runs' requests after them go as soon as those slots
+// have passed, with no liveness to wait for.
+func TestTaker_aStoppedRunsSlotsPassAtTheirTimes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, alive := paced(t, 10*time.Millisecond)
+		stopped := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+		ctx, stop := context.WithCancel(context.Background())
+		var gone sync.WaitGroup
+		for range 3 { // slot 0 goes; 1 and 2 are held as the run stops
+			gone.Go(func() { _, _ = stopped.Wait(ctx) })
+		}
+		synctest.Wait()
+		stop()
+		gone.Wait()
+		start := time.Now()
+		s, err := alive.Wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Index != 3 || time.Since(start) != 30*time.Millisecond {
+			t.Errorf("the next run's request took slot %d after %s, want slot 3 after 30 ms", s.Index, time.Since(start))
+		}
+	})
+}
+
+// A slot given up long ago has passed: the next request takes a new one
+// rather than send at once, in a burst.
+func TestTaker_aSpareSlotPastFreshIsDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 10*time.Millisecond)
+		_ = sendAll(t, tk, 1) // slot 0
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		defer cancel()
+		if _, err := tk.Wait(ctx); err == nil { // slot 1, due at 10 ms, given up
+			t.Fatal("a request that gave up went")
+		}
+		time.Sleep(time.Second)
+		s, err := tk.Wait(context.Background())
+		if err != nil || s.Index != 2 {
+			t.Errorf("after a second, took slot %d (%v), want a new one, 2", s.Index, err)
+		}
+		if got := m.takes.Load(); got != 3 {
+			t.Errorf("%d takes, want 3", got)
+		}
+	})
+}
