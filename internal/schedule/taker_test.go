@@ -98,10 +98,10 @@ func TestTaker_requestsWaitingAtOnceShareOneTake(t *testing.T) {
 		m, tk := paced(t, 10*time.Millisecond)
 		m.trip = 2 * time.Millisecond
 		went := sendAll(t, tk, 10)
-		// The first request's take is under way when the others come:
-		// they share the next.
-		if got := m.takes.Load(); got != 2 {
-			t.Errorf("%d takes for ten requests waiting at once, want 2", got)
+		// One take, or two when the first request's take is under way
+		// before the others come: they share the next.
+		if got := m.takes.Load(); got > 2 {
+			t.Errorf("%d takes for ten requests waiting at once, want at most 2", got)
 		}
 		// The first slot is due when the take reaches the store, and goes
 		// when its answer is back, half a trip later; the rest on time.
