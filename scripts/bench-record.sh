@@ -47,6 +47,12 @@ if [ -n "$(git status --porcelain --untracked-files=no -- "${code[@]}")" ]; then
   git status --short --untracked-files=no -- "${code[@]}" >&2
 fi
 
+scale_tests() { # TIMEOUT PATTERN PACKAGE: its scale tests through a real Redis, three runs a row
+  echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout $1 -run '$2' $3"
+  BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
+    go test -count=1 -v -timeout "$1" -run "$2" "$3" 2>&1
+}
+
 run() { # AREA: the area's commands, their output on standard output
   case "$1" in
     simulation)
@@ -55,16 +61,8 @@ run() { # AREA: the area's commands, their output on standard output
       echo "\$ PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)\$' ./internal/pace/"
       PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)$' ./internal/pace/ 2>&1
       ;;
-    scale)
-      echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis\$' ./internal/paceredis/"
-      BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
-        go test -count=1 -v -timeout 120m -run '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ 2>&1
-      ;;
-    schedule)
-      echo "\$ PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -count=1 -v -timeout 60m -run '^TestScale_takers(ThroughOneRedis|Disturbed)\$' ./internal/schedule/"
-      BROWSERPROFILE_REDIS_SERVER="$(scripts/ensure-debian.sh redis-server)" PACE_SCALE=1 PACE_SCALE_RUNS=3 \
-        go test -count=1 -v -timeout 60m -run '^TestScale_takers(ThroughOneRedis|Disturbed)$' ./internal/schedule/ 2>&1
-      ;;
+    scale) scale_tests 120m '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ ;;
+    schedule) scale_tests 60m '^TestScale_takers(ThroughOneRedis|Disturbed)$' ./internal/schedule/ ;;
     limiters)
       echo "\$ make bench-limiters${BEFORE:+ BEFORE=$BEFORE}"
       scripts/bench-limiters.sh 2>&1

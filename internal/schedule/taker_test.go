@@ -17,14 +17,14 @@ type wall struct{}
 func (wall) Now() time.Time                         { return time.Now() }
 func (wall) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// counted counts a store's steps, each a round trip of trip (half of it
-// each way) in virtual time.
+// counted counts a store's takes and reads, each step a round trip of
+// trip (half of it each way) in virtual time.
 type counted struct {
 	Store
-	trip                 time.Duration
-	takes, reads, learns atomic.Int64
-	slots                atomic.Int64 // given by takes
-	fail                 error
+	trip         time.Duration
+	takes, reads atomic.Int64
+	slots        atomic.Int64 // given by takes
+	fail         error
 }
 
 func (c *counted) Take(ctx context.Context, known int64, n int, gap time.Duration) (Word, error) {
@@ -45,7 +45,6 @@ func (c *counted) Read(ctx context.Context, known int64) (Word, error) {
 }
 
 func (c *counted) Learn(ctx context.Context, v int64, gap, busy time.Duration, l []byte) (Word, error) {
-	c.learns.Add(1)
 	return c.trips(func() (Word, error) { return c.Store.Learn(ctx, v, gap, busy, l) })
 }
 
