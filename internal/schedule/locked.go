@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -26,45 +27,37 @@ type Locked struct {
 // NewLocked is the schedule u keeps, by now's clock.
 func NewLocked(u Updater, now func() time.Time) *Locked { return &Locked{u: u, now: now} }
 
-// Take gives n slots (State.Take).
-func (l *Locked) Take(ctx context.Context, known int64, n int, gap time.Duration) (Word, error) {
-	if n < 1 {
-		return Word{}, errNone
-	}
-	return l.step(ctx, func(s *State, now int64) Word { return s.take(now, known, n, gap) })
-}
-
-// Read tells the schedule.
-func (l *Locked) Read(ctx context.Context, known int64) (Word, error) {
-	return l.step(ctx, func(s *State, now int64) Word { return s.read(now, known) })
-}
-
-// Learn saves learnt (State.Learn).
-func (l *Locked) Learn(ctx context.Context, version int64, gap, busy time.Duration, learnt []byte) (Word, error) {
-	return l.step(ctx, func(s *State, now int64) Word { return s.learn(now, version, gap, busy, learnt) })
-}
-
-func (l *Locked) step(ctx context.Context, f func(*State, int64) Word) (Word, error) {
+// Step runs a under the store's lock (State.Step).
+func (l *Locked) Step(ctx context.Context, a Ask) (Word, error) {
 	var w Word
 	err := l.u.Update(ctx, func(saved []byte) ([]byte, error) {
 		// Bytes that are no schedule (another format's, or damaged) give
 		// way to a fresh one, as a damaged state does.
 		s, _ := ParseState(saved)
-		w = f(&s, l.now().UnixMicro())
+		w = s.Step(l.now().UnixMicro(), a)
 		return s.AppendBinary(nil), nil
 	})
 	return w, err
 }
 
 // stateFormat opens a State's encoding.
-const stateFormat = 1
+const stateFormat = 2
+
+// numbers are s's numbers in their encoding's order.
+func (s *State) numbers() []*int64 {
+	n := []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &s.Busy, &s.LastAt, &s.Tenth, &s.InARow, &s.Most}
+	for i := range s.Accepted {
+		n = append(n, &s.Accepted[i])
+	}
+	return n
+}
 
 // AppendBinary appends s's encoding to b: its format, its numbers as
 // varints, and the learnt record after its length.
 func (s *State) AppendBinary(b []byte) []byte {
 	b = append(b, stateFormat)
-	for _, v := range []int64{s.Version, s.Gap, s.AnchorAt, s.AnchorIdx, s.NextIdx, s.Busy, s.LastAt, int64(len(s.Learnt))} {
-		b = binary.AppendVarint(b, v)
+	for _, v := range append(s.numbers(), new(int64(len(s.Learnt)))) {
+		b = binary.AppendVarint(b, *v)
 	}
 	return append(b, s.Learnt...)
 }
@@ -81,14 +74,14 @@ func ParseState(b []byte) (State, error) {
 	}
 	b = b[1:]
 	var n int64
-	for _, v := range []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &s.Busy, &s.LastAt, &n} {
+	for _, v := range append(s.numbers(), &n) {
 		x, k := binary.Varint(b)
 		if k <= 0 {
 			return State{}, errNotState
 		}
 		*v, b = x, b[k:]
 	}
-	if n < 0 || n != int64(len(b)) || s.Gap < 0 || s.NextIdx < s.AnchorIdx {
+	if n < 0 || n != int64(len(b)) || s.Gap < 0 || s.NextIdx < s.AnchorIdx || s.InARow < 0 || s.Most < 0 || slices.Min(s.Accepted[:]) < 0 {
 		return State{}, errNotState
 	}
 	if n > 0 {

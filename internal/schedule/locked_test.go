@@ -23,32 +23,35 @@ func TestLocked_runsShareAFile(t *testing.T) {
 	}
 	a, b := open(), open()
 	ctx := context.Background()
-	if w, err := a.Learn(ctx, 0, 20*time.Millisecond, 0, []byte("pace")); err != nil || w.First != 1 || w.Learnt != nil {
+	if w, err := a.Step(ctx, Ask{Kind: Learn, Gap: 20 * time.Millisecond, Learnt: []byte("pace")}); err != nil || w.First != 1 || w.Learnt != nil {
 		t.Fatalf("the first learn: %+v, %v", w, err)
 	}
-	wa, err := a.Take(ctx, 1, 3, -1)
+	wa, err := a.Step(ctx, Ask{Kind: Take, Known: 1, N: 3, Gap: -1, Told: Answers{Accepted: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wb, err := b.Take(ctx, 0, 2, -1)
+	wb, err := b.Step(ctx, Ask{Kind: Take, N: 2, Gap: -1, Told: Answers{Accepted: 1, Refused: 1, Tail: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wa.First != 0 || wb.First != 3 || string(wb.Learnt) != "pace" || wa.Learnt != nil {
-		t.Errorf("takes: %+v then %+v; want slots 0 to 2, then 3 and 4 with the pace learnt", wa, wb)
+	if wa.First != 0 || wb.First != 3 || string(wb.Learnt) != "pace" || wa.Learnt != nil || wb.Accepted != 3 || wb.InARow != 1 {
+		t.Errorf("takes: %+v then %+v; want slots 0 to 2, then 3 and 4 with the pace learnt and both runs' answers", wa, wb)
 	}
-	if w, err := b.Learn(ctx, 0, time.Second, -1, nil); err != nil || w.First != 0 || w.Version != 1 {
+	if w, err := b.Step(ctx, Ask{Kind: Learn, Gap: time.Second, Busy: -1}); err != nil || w.First != 0 || w.Version != 1 {
 		t.Errorf("a learn by an old version: %+v, %v; want refused", w, err)
 	}
 }
 
 func TestParseState(t *testing.T) {
-	s := State{Version: 3, Learnt: []byte("abc"), Gap: 20_000, AnchorAt: 1_765_000_000_000_000, AnchorIdx: 7, NextIdx: 9, Busy: 40_000, LastAt: 1_765_000_000_000_100}
+	s := State{Version: 3, Learnt: []byte("abc"), Gap: 20_000, AnchorAt: 1_765_000_000_000_000, AnchorIdx: 7, NextIdx: 9, Busy: 40_000, LastAt: 1_765_000_000_000_100,
+		Accepted: [10]int64{3: 4, 9: 1}, Tenth: 17_650_000_000_001, InARow: 2, Most: 5}
 	got, err := ParseState(s.AppendBinary(nil))
 	if err != nil || !same(got, s) {
 		t.Errorf("round trip: %+v, %v", got, err)
 	}
-	for _, b := range [][]byte{{2}, {1, 0}, append(s.AppendBinary(nil), 'x'), s.AppendBinary(nil)[:5]} {
+	negative := s
+	negative.Accepted[0] = -1
+	for _, b := range [][]byte{{1}, {2, 0}, append(s.AppendBinary(nil), 'x'), s.AppendBinary(nil)[:5], negative.AppendBinary(nil)} {
 		if _, err := ParseState(b); err == nil {
 			t.Errorf("%q parsed", b)
 		}

@@ -30,8 +30,11 @@ import (
 // the first slot), the share the limiter refused, the round trips to Redis
 // (the scripts it ran, by Redis's own count; takes and reads by the
 // runs' count) and bytes (Redis's network counters) per request, Redis's
-// CPU, and how late each request went against its slot's time (90th
-// percentile): the harness's crowding, not the schedule's. With
+// CPU, how late each request went against its slot's time (90th
+// percentile): the harness's crowding, not the schedule's; and the
+// fleet's count of what the limiter accepted over the last second, as
+// each run last heard it when a request went, against the harness's own
+// count over the same tenths (median): the answers each run tells. With
 // PACE_SCALE_RUNS, each figure is the median of the runs.
 //
 // The pace is set, not learnt: this is the cost of a take, the step every
@@ -60,7 +63,7 @@ func TestScale_takersThroughOneRedis(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| K | Redis | slowest | refused | each run: slowest | round trips / request | of them: takes, reads | bytes / request | Redis CPU, one core | lateness (90th) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| K | Redis | slowest | refused | each run: slowest | round trips / request | of them: takes, reads | bytes / request | Redis CPU, one core | lateness (90th) | accepted as counted |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, oneWay := range []time.Duration{0, time.Millisecond} {
 		for _, k := range ks {
 			var all []takersFigures
@@ -78,12 +81,13 @@ func TestScale_takersThroughOneRedis(t *testing.T) {
 				each = append(each, fmt.Sprintf("%.2fx", r.slowest))
 			}
 			where := map[bool]string{true: "loopback", false: "2 ms away"}[oneWay == 0]
-			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %s | %.2f | %.2f, %.2f | %.0f | %.1f%% | %s |\n", k, where,
+			fmt.Fprintf(&b, "| %d | %s | %.2fx | %.1f%% | %s | %.2f | %.2f, %.2f | %.0f | %.1f%% | %s | %.0f%% |\n", k, where,
 				mid(func(r takersFigures) float64 { return r.slowest }), mid(func(r takersFigures) float64 { return r.refused }), strings.Join(each, ", "),
 				mid(func(r takersFigures) float64 { return r.trips }), mid(func(r takersFigures) float64 { return r.takes }),
 				mid(func(r takersFigures) float64 { return r.reads }), mid(func(r takersFigures) float64 { return r.bytes }),
 				mid(func(r takersFigures) float64 { return r.cpu }),
-				time.Duration(mid(func(r takersFigures) float64 { return float64(r.late) })).Round(10*time.Microsecond))
+				time.Duration(mid(func(r takersFigures) float64 { return float64(r.late) })).Round(10*time.Microsecond),
+				100*mid(func(r takersFigures) float64 { return r.counted }))
 		}
 	}
 	t.Log("\n" + b.String())
@@ -91,6 +95,7 @@ func TestScale_takersThroughOneRedis(t *testing.T) {
 
 type takersFigures struct {
 	slowest, refused, trips, takes, reads, bytes, cpu float64
+	counted                                           float64 // the fleet's count of the accepted over the truth
 	late                                              time.Duration
 	// With a disturbance: the slots runs that stopped held and never
 	// sent, and the longest the fleet sent nothing after it.
@@ -119,7 +124,7 @@ const (
 func takersFleet(t *testing.T, k int, admin, addr string, d disturbance) takersFigures {
 	adm := redis.NewClient(&redis.Options{Addr: admin, Protocol: 2})
 	defer adm.Close()
-	if _, err := NewRedis(adm, fleetKey, time.Hour).Learn(context.Background(), 0, fleetGap, 0, []byte("pace")); err != nil {
+	if _, err := NewRedis(adm, fleetKey, time.Hour).Step(context.Background(), Ask{Kind: Learn, Gap: fleetGap, Learnt: []byte("pace")}); err != nil {
 		t.Fatal(err)
 	}
 	f := &fleet{limit: ratelimit.NewBucket(50, 10), ends: make([]time.Time, k), each: (fleetTotal + k - 1) / k}
@@ -147,7 +152,7 @@ func takersFleet(t *testing.T, k int, admin, addr string, d disturbance) takersF
 		}
 		f.mu.Unlock()
 		if d.halve {
-			if _, err := NewRedis(adm, fleetKey, time.Hour).Learn(context.Background(), 1, 2*fleetGap, -1, []byte("halved")); err != nil {
+			if _, err := NewRedis(adm, fleetKey, time.Hour).Step(context.Background(), Ask{Kind: Learn, Known: 1, Gap: 2 * fleetGap, Busy: -1, Learnt: []byte("halved")}); err != nil {
 				t.Error(err)
 			}
 		}
@@ -169,9 +174,13 @@ type fleet struct {
 	stores []*counted
 	each   int // requests a run
 
-	mu      sync.Mutex
-	refused int
-	sent    []time.Time // when each request went, in order
+	mu       sync.Mutex
+	refused  int
+	sent     []time.Time // when each request went, in order
+	accepted []time.Time // and each the limiter accepted
+	// counted are the fleet's counts of the accepted over the last
+	// second, as runs heard them, each over the harness's own.
+	counted []float64
 	lates   []time.Duration
 	first   time.Time // the first slot due
 	ends    []time.Time
@@ -196,7 +205,7 @@ func (f *fleet) run(ctx context.Context, t *testing.T, m int, tk *Taker) {
 					}
 					return
 				}
-				f.went(time.Now(), s)
+				f.went(time.Now(), s, tk)
 				select {
 				case <-time.After(time.Duration(20+rand.IntN(131)) * time.Millisecond):
 				case <-ctx.Done():
@@ -211,12 +220,26 @@ func (f *fleet) run(ctx context.Context, t *testing.T, m int, tk *Taker) {
 	f.mu.Unlock()
 }
 
-// went counts a request sent at now in slot s.
-func (f *fleet) went(now time.Time, s Slot) {
+// went counts a request sent at now in slot s, and tells tk the
+// limiter's answer. It weighs the fleet's count of the accepted, as tk
+// last heard it, against the harness's own over the same tenths.
+func (f *fleet) went(now time.Time, s Slot, tk *Taker) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.limit.Take(now); !ok {
+	_, ok := f.limit.Take(now)
+	tk.Heard(!ok)
+	if !ok {
 		f.refused++
+	} else {
+		f.accepted = append(f.accepted, now)
+	}
+	if w := tk.Last(); !f.first.IsZero() && time.UnixMicro(w.Now).Sub(f.first) > time.Second {
+		from := time.UnixMicro((w.Now/Tenths - 9) * Tenths)
+		lo, _ := slices.BinarySearchFunc(f.accepted, from, time.Time.Compare)
+		hi, _ := slices.BinarySearchFunc(f.accepted, time.UnixMicro(w.Now), time.Time.Compare)
+		if truth := hi - lo; truth > 0 {
+			f.counted = append(f.counted, float64(w.Accepted)/float64(truth))
+		}
 	}
 	f.sent = append(f.sent, now)
 	f.lates = append(f.lates, now.Sub(s.Due))
@@ -247,6 +270,7 @@ func (f *fleet) figures(before, after map[string]float64, elapsed time.Duration,
 		bytes:   (diff("total_net_input_bytes") + diff("total_net_output_bytes")) / n,
 		cpu:     100 * (diff("used_cpu_sys") + diff("used_cpu_user")) / elapsed.Seconds(),
 		late:    percentile90(f.lates),
+		counted: median(f.counted),
 		wasted:  sum(f.stores, func(c *counted) int64 { return c.slots.Load() }) - int64(len(f.sent)),
 	}
 	for i := beforeMiddle + 1; i < len(f.sent); i++ {
@@ -325,6 +349,13 @@ func redisCounters(t *testing.T, rdb *redis.Client) map[string]float64 {
 		out[name], _ = strconv.ParseFloat(m[3], 64)
 	}
 	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return slices.Sorted(slices.Values(xs))[len(xs)/2]
 }
 
 func percentile90(ds []time.Duration) time.Duration {

@@ -10,7 +10,7 @@
 // requests waited for the pace); and beside them what was learnt (a
 // record of the pace's own, opaque here) and its version. Three steps
 // change or read it, each one atomic step of the store that sends and
-// returns a few dozen bytes whatever the fleet's size:
+// returns a few dozen bytes whatever the fleet's size (Ask, Word):
 //   - A take gives a run the next n slots, one for each request it has
 //     waiting; a schedule idle long enough that its next slot is already
 //     past is anchored at the store's now first. A run that knows the
@@ -37,12 +37,24 @@
 // A run that dies holding slots wastes them: each is due at its time and
 // passes unused, so no slot of a dead run is wasted past the time it was
 // due. A run never holds more slots than it has requests waiting.
+//
+// The fleet's answers. What a pace learns from besides a refusal is what
+// the service said to the fleet, not to one run: how many it accepted
+// over the last second (what a cut falls back to) and how many it refused
+// with none accepted between (a limit that counts over a span). Each step
+// tells the schedule the answers its run heard since its last one
+// (Answers); the schedule counts the accepted in tenths of a second of its
+// clock, the refusals told since the last acceptance told, and the most a
+// second accepted as a refusal was told, and each word carries the three.
+// An answer counts when it is told, with its run's next step or within a
+// tenth of a second (Taker): the counts lag the service by a tenth, and,
+// as what a failed step carried is never told again, are never above
+// what it answered.
 package schedule
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -61,7 +73,18 @@ type State struct {
 	// requests waited for the pace), since the last learn set it: what a
 	// pace grows by. LastAt is when a step last counted it.
 	Busy, LastAt int64
+	// The fleet's answers as told (Tell): Accepted in each tenth of a
+	// second, Tenth the latest tenth counted (now / Tenths), the
+	// refusals told since the last acceptance told, and the most a second
+	// accepted as a refusal was told.
+	Accepted     [10]int64
+	Tenth        int64
+	InARow, Most int64
 }
+
+// Tenths is a tenth of a second in microseconds: the accepted are counted
+// in tenths, so the last second's are those of the last ten.
+const Tenths = 100_000
 
 // Due is when slot i is due, by the store's clock.
 func (s *State) Due(i int64) int64 { return s.AnchorAt + (i-s.AnchorIdx)*s.Gap }
@@ -102,6 +125,45 @@ func (s *State) Learn(now, version, gap, busy int64, learnt []byte) bool {
 // Read counts Busy to now.
 func (s *State) Read(now int64) { s.count(now) }
 
+// Answers are what the service answered a run's requests since the run's
+// last step: Tail of the Refused came after the last of the Accepted (all
+// of them when none was accepted).
+type Answers struct {
+	Accepted, Refused, Tail int64
+}
+
+// Tell counts a run's answers at now: the accepted in now's tenth (those
+// of tenths more than a second old dropped), and the refusals in a row,
+// which an acceptance ends; a refusal takes the most a second accepted.
+// Counts below 0 are none, and Tail at most Refused.
+func (s *State) Tell(now int64, a Answers) {
+	a.Accepted, a.Refused = max(a.Accepted, 0), max(a.Refused, 0)
+	a.Tail = min(max(a.Tail, 0), a.Refused)
+	tenth := now / Tenths
+	for k := max(s.Tenth+1, tenth-9); k <= tenth; k++ {
+		s.Accepted[k%10] = 0
+	}
+	// A clock that went back counts in the latest tenth.
+	s.Tenth = max(s.Tenth, tenth)
+	s.Accepted[s.Tenth%10] += a.Accepted
+	if a.Refused > 0 {
+		s.Most = max(s.Most, s.acceptedInASecond())
+	}
+	if a.Accepted > 0 {
+		s.InARow = a.Tail
+	} else {
+		s.InARow += a.Refused
+	}
+}
+
+func (s *State) acceptedInASecond() int64 {
+	var n int64
+	for _, a := range s.Accepted {
+		n += a
+	}
+	return n
+}
+
 // count adds to Busy the time since the last step that slots were given
 // and not yet due.
 func (s *State) count(now int64) {
@@ -129,6 +191,31 @@ func (s *State) regap(now, gap int64) {
 	s.AnchorIdx, s.AnchorAt, s.Gap = idx, at, gap
 }
 
+// Kind is a step's.
+type Kind uint8
+
+// The steps (package doc).
+const (
+	Read Kind = iota
+	Take
+	Learn
+)
+
+// Ask is one step a run asks of the store.
+type Ask struct {
+	Kind Kind
+	// Known is the version the run last heard: a take's gap, and a
+	// learn, count only when it is the current one.
+	Known int64
+	N     int           // a take's slots
+	Gap   time.Duration // a take's gap (-1: it keeps the schedule's), or a learn's
+	Busy  time.Duration // a learn's busy (-1: Busy goes on)
+	// Learnt is what a learn saves.
+	Learnt []byte
+	// Told are the answers the run heard since its last step.
+	Told Answers
+}
+
 // Word is one answer of the store: the schedule as the step left it, as
 // the run that asked is told it.
 type Word struct {
@@ -142,14 +229,32 @@ type Word struct {
 	// First is the first slot a take gave (the rest follow it), or the
 	// learn's outcome: 1 saved, 0 refused; -1 for a read.
 	First int64
+	// The fleet's answers: accepted over the last second, refused in a
+	// row, and the most a second accepted as a refusal was told.
+	Accepted, InARow, Most int64
 }
 
 // Due is when slot i is due by the word.
 func (w Word) Due(i int64) int64 { return w.AnchorAt + (i-w.AnchorIdx)*w.Gap }
 
-// word is s's answer to a run that knew version known.
-func (s *State) word(now, known, first int64) Word {
-	w := Word{Now: now, Version: s.Version, Gap: s.Gap, AnchorAt: s.AnchorAt, AnchorIdx: s.AnchorIdx, Busy: s.Busy, First: first}
+// Step runs a at now, as every store does: the answers told first, then
+// the step.
+func (s *State) Step(now int64, a Ask) Word {
+	s.Tell(now, a.Told)
+	known, first := a.Known, int64(-1)
+	switch a.Kind {
+	case Take:
+		first = s.Take(now, int64(a.N), a.Known, micros(a.Gap))
+	case Learn:
+		first = 0
+		if s.Learn(now, a.Known, micros(a.Gap), micros(a.Busy), a.Learnt) {
+			first, known = 1, s.Version
+		}
+	default:
+		s.Read(now)
+	}
+	w := Word{Now: now, Version: s.Version, Gap: s.Gap, AnchorAt: s.AnchorAt, AnchorIdx: s.AnchorIdx, Busy: s.Busy, First: first,
+		Accepted: s.acceptedInASecond(), InARow: s.InARow, Most: s.Most}
 	if known != s.Version {
 		w.Learnt = bytes.Clone(s.Learnt)
 		if w.Learnt == nil {
@@ -159,16 +264,10 @@ func (s *State) word(now, known, first int64) Word {
 	return w
 }
 
-// Store keeps one schedule. Its steps are atomic; each is one round trip
-// to a shared store. known is the version the run last heard.
+// Store keeps one schedule. Each step is atomic, and one round trip to a
+// shared store.
 type Store interface {
-	// Take gives n slots, and sets the gap (-1: keeps it) if known is
-	// current (State.Take).
-	Take(ctx context.Context, known int64, n int, gap time.Duration) (Word, error)
-	Read(ctx context.Context, known int64) (Word, error)
-	// Learn saves learnt, gap and busy (-1: goes on) if version is
-	// current (State.Learn).
-	Learn(ctx context.Context, version int64, gap, busy time.Duration, learnt []byte) (Word, error)
+	Step(ctx context.Context, a Ask) (Word, error)
 }
 
 // Memory is a schedule in this process: for runs in one process, and for
@@ -183,46 +282,11 @@ type Memory struct {
 // NewMemory is an empty schedule read by now.
 func NewMemory(now func() time.Time) *Memory { return &Memory{Now: now} }
 
-// Take gives n slots (State.Take).
-func (m *Memory) Take(_ context.Context, known int64, n int, gap time.Duration) (Word, error) {
-	if n < 1 {
-		return Word{}, errNone
-	}
-	return m.step(func(s *State, now int64) Word { return s.take(now, known, n, gap) }), nil
-}
-
-// Read tells the schedule.
-func (m *Memory) Read(_ context.Context, known int64) (Word, error) {
-	return m.step(func(s *State, now int64) Word { return s.read(now, known) }), nil
-}
-
-// Learn saves learnt (State.Learn).
-func (m *Memory) Learn(_ context.Context, version int64, gap, busy time.Duration, learnt []byte) (Word, error) {
-	return m.step(func(s *State, now int64) Word { return s.learn(now, version, gap, busy, learnt) }), nil
-}
-
-func (m *Memory) step(f func(*State, int64) Word) Word {
+// Step runs a (State.Step).
+func (m *Memory) Step(_ context.Context, a Ask) (Word, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return f(&m.s, m.Now().UnixMicro())
-}
-
-// take, read and learn are the steps as a store runs them, with their
-// words.
-func (s *State) take(now, known int64, n int, gap time.Duration) Word {
-	return s.word(now, known, s.Take(now, int64(n), known, micros(gap)))
-}
-
-func (s *State) read(now, known int64) Word {
-	s.Read(now)
-	return s.word(now, known, -1)
-}
-
-func (s *State) learn(now, version int64, gap, busy time.Duration, learnt []byte) Word {
-	if s.Learn(now, version, micros(gap), micros(busy), learnt) {
-		return s.word(now, s.Version, 1)
-	}
-	return s.word(now, version, 0)
+	return m.s.Step(m.Now().UnixMicro(), a), nil
 }
 
 // micros is d in microseconds, -1 (keep) for any d below 0.
@@ -232,9 +296,6 @@ func micros(d time.Duration) int64 {
 	}
 	return d.Microseconds()
 }
-
-// errNone is a take of no slots, which no store is asked.
-var errNone = errors.New("schedule: a take of no slots")
 
 func ceilDiv(a, b int64) int64 {
 	q := a / b

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -11,6 +12,9 @@ func TestState_rules(t *testing.T) {
 	// Slots 10 to 19 given, 100 apart from 1000: 19 is due at 1900, and
 	// the next slot given at 2000.
 	busy := State{Version: 2, Learnt: []byte("b"), Gap: 100, AnchorAt: 1000, AnchorIdx: 10, NextIdx: 20, LastAt: 1200}
+	// Answers told in tenths 45 (3 accepted) and 50 (2), one refused since:
+	// 5 accepted over the last second at 5.0 s.
+	told := State{Accepted: [10]int64{0: 2, 5: 3}, Tenth: 50, InARow: 1}
 	with := func(s State, f func(*State)) State {
 		f(&s)
 		return s
@@ -78,6 +82,27 @@ func TestState_rules(t *testing.T) {
 		{"a read counts busy",
 			busy, func(s *State) int64 { s.Read(1250); return 0 },
 			with(busy, func(s *State) { s.Busy, s.LastAt = 50, 1250 }), 0},
+		{"the accepted are counted in the tenth of a second they are told",
+			told, func(s *State) int64 { s.Tell(5_030_000, Answers{Accepted: 2}); return s.acceptedInASecond() },
+			with(told, func(s *State) { s.Accepted[0], s.InARow = 4, 0 }), 7},
+		{"a tenth more than a second old counts no more",
+			told, func(s *State) int64 { s.Tell(5_550_000, Answers{}); return s.acceptedInASecond() },
+			with(told, func(s *State) { s.Accepted, s.Tenth = [10]int64{0: 2}, 55 }), 2},
+		{"a second with nothing told counts nothing",
+			told, func(s *State) int64 { s.Tell(9_000_000, Answers{}); return s.acceptedInASecond() },
+			with(told, func(s *State) { s.Accepted, s.Tenth = [10]int64{}, 90 }), 0},
+		{"refusals with none accepted add to those in a row, and take the most a second accepted",
+			told, func(s *State) int64 { s.Tell(5_030_000, Answers{Refused: 2, Tail: 2}); return s.InARow },
+			with(told, func(s *State) { s.InARow, s.Most = 3, 5 }), 3},
+		{"an acceptance ends the refusals in a row, leaving those told after it",
+			told, func(s *State) int64 { s.Tell(5_030_000, Answers{Accepted: 1, Refused: 3, Tail: 2}); return s.InARow },
+			with(told, func(s *State) { s.Accepted[0], s.InARow, s.Most = 3, 2, 6 }), 2},
+		{"counts below 0 are none, and the tail at most the refusals",
+			told, func(s *State) int64 { s.Tell(5_030_000, Answers{Accepted: -4, Refused: 1, Tail: 9}); return s.InARow },
+			with(told, func(s *State) { s.InARow, s.Most = 2, 5 }), 2},
+		{"a clock that went back counts in the latest tenth",
+			told, func(s *State) int64 { s.Tell(4_000_000, Answers{Accepted: 1}); return s.acceptedInASecond() },
+			with(told, func(s *State) { s.Accepted[0], s.InARow = 3, 0 }), 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.before
@@ -98,22 +123,27 @@ func b2i(b bool) int64 {
 }
 
 func same(a, b State) bool {
-	return bytes.Equal(a.Learnt, b.Learnt) && a.Version == b.Version && a.Gap == b.Gap &&
-		a.AnchorAt == b.AnchorAt && a.AnchorIdx == b.AnchorIdx && a.NextIdx == b.NextIdx && a.Busy == b.Busy && a.LastAt == b.LastAt
+	learnt := bytes.Equal(a.Learnt, b.Learnt)
+	a.Learnt, b.Learnt = nil, nil
+	return learnt && reflect.DeepEqual(a, b)
 }
 
 // The schedule's invariants, whatever the steps: no slot is given twice,
 // slots are given in order, a step never moves a slot given since the
-// anchor and not yet due before now, busy never falls but by a learn, and an old version saves nothing.
+// anchor and not yet due before now, busy never falls but by a learn, an
+// old version saves nothing, the fleet's count of the last second is what
+// was told in its last ten tenths, and the most a second accepted never
+// falls, nor is less than that count when a refusal is told.
 func FuzzState(f *testing.F) {
 	f.Add([]byte{0, 3, 1, 2, 9, 0, 1, 3, 4, 5})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var s State
 		now := int64(1_000_000)
 		given := int64(0)
+		var told []Answers // what was told, by tenth of a second
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%4, int64(ops[i+1])
-			now += arg * 7
+			op, arg := ops[i]%5, int64(ops[i+1])
+			now += arg * arg * 7 // up to some 450 ms a step
 			before := s
 			switch op {
 			case 0:
@@ -129,6 +159,20 @@ func FuzzState(f *testing.F) {
 				}
 			case 3:
 				s.Read(now)
+			case 4:
+				a := Answers{Accepted: arg % 7, Refused: arg % 3, Tail: arg % 2}
+				s.Tell(now, a)
+				for int64(len(told)) <= now/Tenths {
+					told = append(told, Answers{})
+				}
+				told[now/Tenths].Accepted += a.Accepted
+				var second int64
+				for _, a := range told[max(0, len(told)-10):] {
+					second += a.Accepted
+				}
+				if got := s.acceptedInASecond(); got != second || s.Most < before.Most || a.Refused > 0 && s.Most < got {
+					t.Fatalf("counted %d accepted over the last second, most %d, after %+v told; want %d", got, s.Most, a, second)
+				}
 			}
 			for j := before.NextIdx - 1; j >= before.AnchorIdx && before.Due(j) >= now; j-- {
 				if s.Due(j) < now {

@@ -27,6 +27,14 @@ type Clock interface {
 // only after a read (one for all the requests due then, a round trip
 // ahead of the slot), so that a cut saved since reaches this run first:
 // the fleet sends at most Fresh of slots at a pace it no longer keeps.
+//
+// The service's answers to the run's requests (Heard) ride on its next
+// step, whatever it is, or on a read of their own once TellWithin has
+// passed since the first of them came with no step (a run whose slots are
+// far off, or that sends no more): the fleet counts in tenths of a second,
+// and an answer counts at most one late. They are dropped if the step
+// fails: the store may have counted them, and a count told twice says the
+// service accepted more than it did.
 type Taker struct {
 	store Store
 	clock Clock
@@ -48,6 +56,13 @@ type Taker struct {
 	taking  bool          // a take is under way
 	reading chan struct{} // closed when the read under way ends; nil for none
 	readErr error
+	// The answers heard since the last step: when each acceptance came,
+	// the refusals, and those since the last acceptance; when the first of
+	// them came (zero for none), and whether a read waits to tell them.
+	accepted      []time.Time
+	refused, tail int64
+	untold        time.Time
+	telling       bool
 
 	// newsMu orders the calls of news, which steps under way together
 	// may come to out of order: told is the last version told.
@@ -75,6 +90,74 @@ func (t *Taker) Version() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.word.Version
+}
+
+// Last is the last word from the store (its Learnt dropped): the
+// schedule, and the fleet's answers, as last heard.
+func (t *Taker) Last() Word {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.word
+}
+
+// TellWithin is the longest an answer waits for a step to tell it: a
+// tenth of a second, the fleet's count's grain.
+const TellWithin = Tenths * time.Microsecond
+
+// Heard counts the service's answer to one of this run's requests, for
+// the next step to tell, within TellWithin.
+func (t *Taker) Heard(refused bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.clock.Now()
+	if refused {
+		t.refused++
+		t.tail++
+	} else {
+		t.accepted = append(t.accepted, now)
+		t.tail = 0
+	}
+	if t.untold.IsZero() {
+		t.untold = now
+	}
+	if !t.telling {
+		t.telling = true
+		go t.tellLater()
+	}
+}
+
+// tellLater tells the answers held in a read of their own, once
+// TellWithin has passed since the first came, unless a step told them
+// first.
+func (t *Taker) tellLater() {
+	for {
+		t.mu.Lock()
+		if t.untold.IsZero() {
+			t.telling = false
+			t.mu.Unlock()
+			return
+		}
+		wait := t.untold.Add(TellWithin).Sub(t.clock.Now())
+		if wait <= 0 {
+			t.telling = false
+			known := t.word.Version
+			t.mu.Unlock()
+			_, _ = t.step(Ask{Kind: Read, Known: known})
+			return
+		}
+		t.mu.Unlock()
+		<-t.clock.After(wait)
+	}
+}
+
+// answers are the answers to tell at now, taken from those held:
+// acceptances more than a second old are not, as the fleet counts the
+// last second's. t.mu is held.
+func (t *Taker) answers(now time.Time) Answers {
+	i, _ := slices.BinarySearchFunc(t.accepted, now.Add(-time.Second), time.Time.Compare)
+	a := Answers{Accepted: int64(len(t.accepted) - i), Refused: t.refused, Tail: t.tail}
+	t.accepted, t.refused, t.tail, t.untold = t.accepted[:0], 0, 0, time.Time{}
+	return a
 }
 
 // Slot is a request's place in the schedule, and when it was due by this
@@ -172,7 +255,7 @@ func (t *Taker) take() {
 			gap = t.gap(time.Duration(t.word.Busy) * time.Microsecond)
 		}
 		t.mu.Unlock()
-		w, err := t.step(func(ctx context.Context) (Word, error) { return t.store.Take(ctx, known, len(asked), gap) })
+		w, err := t.step(Ask{Kind: Take, Known: known, N: len(asked), Gap: gap})
 		t.mu.Lock()
 		for i, q := range asked {
 			switch {
@@ -201,7 +284,7 @@ func (t *Taker) read(ctx context.Context) error {
 		t.reading = done
 		known := t.word.Version
 		go func() {
-			_, err := t.step(func(ctx context.Context) (Word, error) { return t.store.Read(ctx, known) })
+			_, err := t.step(Ask{Kind: Read, Known: known})
 			t.mu.Lock()
 			t.readErr, t.reading = err, nil
 			t.mu.Unlock()
@@ -223,19 +306,20 @@ func (t *Taker) read(ctx context.Context) error {
 // pace grows from (-1: goes on), if no run saved since this one last
 // heard: saved false when one did (and news has told what it saved).
 func (t *Taker) Learn(gap, busy time.Duration, learnt []byte) (saved bool, err error) {
-	known := t.Version()
-	w, err := t.step(func(ctx context.Context) (Word, error) {
-		return t.store.Learn(ctx, known, gap, busy, learnt)
-	})
+	w, err := t.step(Ask{Kind: Learn, Known: t.Version(), Gap: gap, Busy: busy, Learnt: learnt})
 	return err == nil && w.First == 1, err
 }
 
-// step runs one store step, bounded by stepWait, and takes up its word.
-func (t *Taker) step(f func(context.Context) (Word, error)) (Word, error) {
+// step runs a, with the answers heard since the last step, bounded by
+// stepWait, and takes up its word.
+func (t *Taker) step(a Ask) (Word, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), t.stepWait)
 	defer cancel()
 	sent := t.clock.Now()
-	w, err := f(ctx)
+	t.mu.Lock()
+	a.Told = t.answers(sent)
+	t.mu.Unlock()
+	w, err := t.store.Step(ctx, a)
 	if err != nil {
 		return w, err
 	}

@@ -27,31 +27,23 @@ type counted struct {
 	fail         error
 }
 
-func (c *counted) Take(ctx context.Context, known int64, n int, gap time.Duration) (Word, error) {
-	c.takes.Add(1)
+func (c *counted) Step(ctx context.Context, a Ask) (Word, error) {
+	switch a.Kind {
+	case Take:
+		c.takes.Add(1)
+	case Read:
+		c.reads.Add(1)
+	}
 	if c.fail != nil {
 		return Word{}, c.fail
 	}
-	w, err := c.trips(func() (Word, error) { return c.Store.Take(ctx, known, n, gap) })
-	if err == nil {
-		c.slots.Add(int64(n))
-	}
-	return w, err
-}
-
-func (c *counted) Read(ctx context.Context, known int64) (Word, error) {
-	c.reads.Add(1)
-	return c.trips(func() (Word, error) { return c.Store.Read(ctx, known) })
-}
-
-func (c *counted) Learn(ctx context.Context, v int64, gap, busy time.Duration, l []byte) (Word, error) {
-	return c.trips(func() (Word, error) { return c.Store.Learn(ctx, v, gap, busy, l) })
-}
-
-func (c *counted) trips(step func() (Word, error)) (Word, error) {
 	time.Sleep(c.trip / 2)
 	defer time.Sleep(c.trip / 2)
-	return step()
+	w, err := c.Store.Step(ctx, a)
+	if err == nil && a.Kind == Take {
+		c.slots.Add(int64(a.N))
+	}
+	return w, err
 }
 
 const (
@@ -63,7 +55,7 @@ const (
 func paced(t *testing.T, gap time.Duration) (*counted, *Taker) {
 	t.Helper()
 	m := &counted{Store: NewMemory(time.Now)}
-	if _, err := m.Learn(context.Background(), 0, gap, 0, []byte("pace")); err != nil {
+	if _, err := m.Step(context.Background(), Ask{Kind: Learn, Gap: gap, Learnt: []byte("pace")}); err != nil {
 		t.Fatal(err)
 	}
 	return m, NewTaker(m, wall{}, fresh, stepWait, nil, nil)
@@ -210,10 +202,62 @@ func TestTaker_aStoreThatFailsFailsTheWait(t *testing.T) {
 	})
 }
 
-func TestMemory_aTakeOfNoSlots(t *testing.T) {
-	if _, err := NewMemory(time.Now).Take(context.Background(), 0, 0, -1); !errors.Is(err, errNone) {
-		t.Errorf("a take of no slots: %v", err)
-	}
+// The answers a run heard ride on its next step, or on a read of their
+// own, and the fleet's count comes back with every word; acceptances a
+// second old are not told, and a step that failed tells nothing twice.
+func TestTaker_answersRideTheNextStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, a := paced(t, 10*time.Millisecond)
+		b := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+		a.Heard(false)
+		time.Sleep(1100 * time.Millisecond)
+		a.Heard(false)
+		a.Heard(true)
+		a.Heard(false)
+		a.Heard(true)
+		a.Heard(true)
+		b.Heard(false)
+		if m.takes.Load() != 0 {
+			t.Fatal("hearing an answer stepped")
+		}
+		_ = sendAll(t, a, 1)
+		if w := a.Last(); w.Accepted != 2 || w.InARow != 2 || w.Most != 2 {
+			t.Errorf("after a's take: %d accepted, %d refused in a row, most %d; want 2 (the one a second old dropped), 2 and 2", w.Accepted, w.InARow, w.Most)
+		}
+		_ = sendAll(t, b, 1)
+		if w := b.Last(); w.Accepted != 3 || w.InARow != 0 || w.Most != 2 {
+			t.Errorf("after b's take: %d accepted, %d refused in a row, most %d; want 3, 0 and 2", w.Accepted, w.InARow, w.Most)
+		}
+		a.Heard(false)
+		m.fail = errors.New("away")
+		if _, err := a.Wait(context.Background()); err == nil {
+			t.Fatal("a take that failed went")
+		}
+		m.fail = nil
+		_ = sendAll(t, a, 1)
+		if w := a.Last(); w.Accepted != 3 {
+			t.Errorf("after a failed step and a take: %d accepted, want 3: the answer the failed step carried is not told again", w.Accepted)
+		}
+		time.Sleep(time.Second)
+		_ = sendAll(t, b, 1)
+		if w := b.Last(); w.Accepted != 0 {
+			t.Errorf("a second later: %d accepted, want 0", w.Accepted)
+		}
+		// With no step of its own to come, a run tells its answers in a
+		// read, TellWithin after the first.
+		reads := m.reads.Load()
+		a.Heard(false)
+		time.Sleep(TellWithin / 2)
+		a.Heard(false)
+		time.Sleep(TellWithin / 2)
+		synctest.Wait()
+		if got := m.reads.Load() - reads; got != 1 {
+			t.Errorf("%d reads to tell two answers, want 1", got)
+		}
+		if w := a.Last(); w.Accepted != 2 || w.First != -1 {
+			t.Errorf("the read that told them: %+v, want 2 accepted", w)
+		}
+	})
 }
 
 // A run's pace grows with the time the schedule was busy: each take sets
