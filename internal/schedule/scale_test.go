@@ -325,8 +325,7 @@ func medianOf(all []takersFigures, f func(takersFigures) float64) float64 {
 	for i, r := range all {
 		xs[i] = f(r)
 	}
-	slices.Sort(xs)
-	return xs[len(xs)/2]
+	return median(xs)
 }
 
 // counter is a number in INFO's text: a field's value, or a command's
@@ -351,6 +350,7 @@ func redisCounters(t *testing.T, rdb *redis.Client) map[string]float64 {
 	return out
 }
 
+// median is the later middle of xs; 0 for none.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
