@@ -141,7 +141,9 @@ func takersFleet(t *testing.T, k int, admin, addr string, d disturbance) takersF
 		var ctx context.Context
 		ctx, stops[m] = context.WithCancel(context.Background())
 		defer stops[m]()
-		wg.Go(func() { f.run(ctx, t, m, NewTaker(c, wall{}, 30*time.Millisecond, 250*time.Millisecond, nil, nil)) })
+		wg.Go(func() {
+			f.run(ctx, t, m, NewTaker(c, wall{}, Config{Fresh: 30 * time.Millisecond, StepWait: 250 * time.Millisecond}))
+		})
 	}
 	halved := make(chan int, 1) // the requests sent before the limit halved
 	timer := time.AfterFunc(middle, func() {

@@ -2,6 +2,8 @@ package schedule
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -35,16 +37,17 @@ type Clock interface {
 // and an answer counts at most one late. They are dropped if the step
 // fails: the store may have counted them, and a count told twice says the
 // service accepted more than it did.
+//
+// A step that fails (the store's error, or no answer within StepWait)
+// leaves the store alone for Away, doubled with each failure in a row up
+// to AwayMost: meanwhile every step fails at once with ErrAway, asking
+// nothing (the answers heard wait for the step after), so that a store
+// that is down costs a run's requests one StepWait per back-off, not one
+// each. The first step after it asks again.
 type Taker struct {
 	store Store
 	clock Clock
-	// Fresh is how long a word from the store is taken to be current;
-	// StepWait bounds each step's wait on the store.
-	fresh, stepWait time.Duration
-	news            func(version int64, learnt []byte)
-	// gap is the gap this run's pace sets after the schedule was busy
-	// for busy since the last learn (nil: it sets none).
-	gap func(busy time.Duration) time.Duration
+	cfg   Config
 
 	mu      sync.Mutex
 	word    Word          // the last word, its Learnt dropped
@@ -64,11 +67,40 @@ type Taker struct {
 	untold        time.Time
 	telling       bool
 
+	// The store is left alone until awayTil, after awayWhy, for awayFor;
+	// the back-off began at awaySince.
+	awayTil, awaySince time.Time
+	awayFor            time.Duration
+	awayWhy            error
+
 	// newsMu orders the calls of news, which steps under way together
 	// may come to out of order: told is the last version told.
 	newsMu sync.Mutex
 	told   int64
 }
+
+// Config is a Taker's.
+type Config struct {
+	// Fresh is how long a word from the store is taken to be current;
+	// StepWait bounds each step's wait on the store.
+	Fresh, StepWait time.Duration
+	// Away is how long the store is left alone after a step failed,
+	// doubled with each failure in a row up to AwayMost; 0 never leaves
+	// it alone.
+	Away, AwayMost time.Duration
+	// News, when not nil, is called with what another run learnt, as the
+	// word that carries it comes, outside the Taker's lock, one call at a
+	// time, each version once and in order.
+	News func(version int64, learnt []byte)
+	// Gap, when not nil, is the gap this run's pace sets after the
+	// schedule was busy for busy since the last learn: each take sets it,
+	// the pace as it grew.
+	Gap func(busy time.Duration) time.Duration
+}
+
+// ErrAway is a step the Taker did not ask of the store, left alone after
+// a failure (Config.Away); it wraps that failure.
+var ErrAway = errors.New("the schedule's store is left alone after a failure")
 
 type waiter struct {
 	slot  int64 // -1 until the take gives one
@@ -77,12 +109,9 @@ type waiter struct {
 	gone  bool          // the request gave up
 }
 
-// NewTaker waits on store's schedule by clock. news is called with what
-// another run learnt, as the word that carries it comes, outside the
-// Taker's lock, one call at a time, each version once and in order; gap, when not nil, with how long the schedule was busy
-// since the last learn, for the gap each take sets: the pace as it grew.
-func NewTaker(store Store, clock Clock, fresh, stepWait time.Duration, news func(version int64, learnt []byte), gap func(busy time.Duration) time.Duration) *Taker {
-	return &Taker{store: store, clock: clock, fresh: fresh, stepWait: stepWait, news: news, gap: gap}
+// NewTaker waits on store's schedule by clock.
+func NewTaker(store Store, clock Clock, cfg Config) *Taker {
+	return &Taker{store: store, clock: clock, cfg: cfg}
 }
 
 // Version is the version of what was learnt as this run last heard it.
@@ -114,7 +143,9 @@ func (t *Taker) Heard(refused bool) {
 		t.refused++
 		t.tail++
 	} else {
-		t.accepted = append(t.accepted, now)
+		// Those more than a second old would not be told.
+		i, _ := slices.BinarySearchFunc(t.accepted, now.Add(-time.Second), time.Time.Compare)
+		t.accepted = append(t.accepted[i:], now)
 		t.tail = 0
 	}
 	if t.untold.IsZero() {
@@ -179,7 +210,7 @@ func (t *Taker) Wait(ctx context.Context) (Slot, error) {
 		due := t.local(slot)
 		// A slot due later than Fresh after the last word is read a round
 		// trip ahead of its time, so that it goes on time.
-		stale := due.Sub(t.heard) > t.fresh
+		stale := due.Sub(t.heard) > t.cfg.Fresh
 		wait := due.Sub(t.clock.Now())
 		if stale {
 			wait -= t.trip
@@ -209,7 +240,7 @@ func (t *Taker) slot(ctx context.Context) (int64, error) {
 	t.mu.Lock()
 	// A spare slot due more than Fresh ago passed unused, as a slot of a
 	// run that died: sent now, it would go in a burst.
-	for len(t.spare) > 0 && t.clock.Now().Sub(t.local(t.spare[0])) > t.fresh {
+	for len(t.spare) > 0 && t.clock.Now().Sub(t.local(t.spare[0])) > t.cfg.Fresh {
 		t.spare = t.spare[1:]
 	}
 	if len(t.spare) > 0 {
@@ -251,8 +282,8 @@ func (t *Taker) take() {
 			return
 		}
 		known, gap := t.word.Version, time.Duration(-1)
-		if t.gap != nil {
-			gap = t.gap(time.Duration(t.word.Busy) * time.Microsecond)
+		if t.cfg.Gap != nil {
+			gap = t.cfg.Gap(time.Duration(t.word.Busy) * time.Microsecond)
 		}
 		t.mu.Unlock()
 		w, err := t.step(Ask{Kind: Take, Known: known, N: len(asked), Gap: gap})
@@ -311,20 +342,29 @@ func (t *Taker) Learn(gap, busy time.Duration, learnt []byte) (saved bool, err e
 }
 
 // step runs a, with the answers heard since the last step, bounded by
-// stepWait, and takes up its word.
+// StepWait, and takes up its word; while the store is left alone, it
+// fails with ErrAway, and keeps the answers.
 func (t *Taker) step(a Ask) (Word, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), t.stepWait)
+	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.StepWait)
 	defer cancel()
 	sent := t.clock.Now()
 	t.mu.Lock()
+	if sent.Before(t.awayTil) {
+		err := fmt.Errorf("%w until %s: %w", ErrAway, t.awayTil.Format(time.TimeOnly), t.awayWhy)
+		t.mu.Unlock()
+		return Word{}, err
+	}
 	a.Told = t.answers(sent)
 	t.mu.Unlock()
 	w, err := t.store.Step(ctx, a)
-	if err != nil {
-		return w, err
-	}
 	came := t.clock.Now()
 	t.mu.Lock()
+	if err != nil {
+		t.leaveAlone(sent, came, err)
+		t.mu.Unlock()
+		return w, err
+	}
+	t.awayFor = 0
 	news := w.Learnt != nil && w.Version > t.word.Version
 	learnt := w.Learnt
 	// A word older than the last heard is not taken up: steps in flight
@@ -336,15 +376,27 @@ func (t *Taker) step(a Ask) (Word, error) {
 		t.word.Learnt = nil
 	}
 	t.mu.Unlock()
-	if news && t.news != nil {
+	if news && t.cfg.News != nil {
 		t.newsMu.Lock()
 		defer t.newsMu.Unlock()
 		if w.Version > t.told {
 			t.told = w.Version
-			t.news(w.Version, learnt)
+			t.cfg.News(w.Version, learnt)
 		}
 	}
 	return w, nil
+}
+
+// leaveAlone leaves the store alone from now, after a step sent at sent
+// failed with err: for Away, doubled if the back-off began before the
+// step was sent (one failure more in a row); steps sent before it began
+// failed with it, and count once. t.mu is held.
+func (t *Taker) leaveAlone(sent, now time.Time, err error) {
+	if t.cfg.Away <= 0 || sent.Before(t.awaySince) {
+		return
+	}
+	t.awayFor = min(max(2*t.awayFor, t.cfg.Away), max(t.cfg.AwayMost, t.cfg.Away))
+	t.awaySince, t.awayTil, t.awayWhy = now, now.Add(t.awayFor), err
 }
 
 // local is when slot is due by this run's clock.

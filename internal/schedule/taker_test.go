@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,10 +47,9 @@ func (c *counted) Step(ctx context.Context, a Ask) (Word, error) {
 	return w, err
 }
 
-const (
-	fresh    = 30 * time.Millisecond
-	stepWait = 250 * time.Millisecond
-)
+// config is the Takers' of these tests: words fresh for 30 ms, and the
+// store left alone a second after a failure, up to 4.
+var config = Config{Fresh: 30 * time.Millisecond, StepWait: 250 * time.Millisecond, Away: time.Second, AwayMost: 4 * time.Second}
 
 // paced is a schedule in memory at gap, counted, and a Taker of it.
 func paced(t *testing.T, gap time.Duration) (*counted, *Taker) {
@@ -58,7 +58,7 @@ func paced(t *testing.T, gap time.Duration) (*counted, *Taker) {
 	if _, err := m.Step(context.Background(), Ask{Kind: Learn, Gap: gap, Learnt: []byte("pace")}); err != nil {
 		t.Fatal(err)
 	}
-	return m, NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+	return m, NewTaker(m, wall{}, config)
 }
 
 // sendAll has n requests wait on tk at once, and returns when each went,
@@ -115,7 +115,7 @@ func TestTaker_requestsWaitingAtOnceShareOneTake(t *testing.T) {
 func TestTaker_runsShareTheSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, a := paced(t, 10*time.Millisecond)
-		b := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+		b := NewTaker(m, wall{}, config)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		start := time.Now()
@@ -165,8 +165,8 @@ func TestTaker_aCutReachesHeldSlotsBeforeTheyGo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, tk := paced(t, 10*time.Millisecond)
 		var heard []string
-		tk.news = func(_ int64, l []byte) { heard = append(heard, string(l)) }
-		other := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+		tk.cfg.News = func(_ int64, l []byte) { heard = append(heard, string(l)) }
+		other := NewTaker(m, wall{}, config)
 		_ = sendAll(t, other, 1) // the other run knows version 1
 		done := make(chan []time.Duration)
 		go func() { done <- sendAll(t, tk, 8) }()
@@ -202,13 +202,62 @@ func TestTaker_aStoreThatFailsFailsTheWait(t *testing.T) {
 	})
 }
 
+// A store that failed is left alone for Away, doubled with each failure
+// in a row up to AwayMost: the requests meanwhile fail at once, asking
+// nothing; the first after it asks, and one that passes ends the
+// back-off.
+func TestTaker_aStoreThatFailedIsLeftAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 10*time.Millisecond)
+		m.fail = errors.New("refused")
+		failAt := func(after time.Duration) (asked bool, err error) {
+			time.Sleep(after)
+			before := m.takes.Load()
+			_, err = tk.Wait(context.Background())
+			return m.takes.Load() > before, err
+		}
+		for i, row := range []struct {
+			after time.Duration
+			asked bool
+		}{
+			{0, true},                        // fails: left alone for 1 s
+			{999 * time.Millisecond, false},  // still alone
+			{time.Millisecond, true},         // asked again, fails: 2 s
+			{1999 * time.Millisecond, false}, //
+			{time.Millisecond, true},         // 4 s, AwayMost
+			{4 * time.Second, true},          // 4 s again, no more
+			{3999 * time.Millisecond, false}, //
+		} {
+			asked, err := failAt(row.after)
+			if asked != row.asked || err == nil {
+				t.Fatalf("request %d: asked the store %v (%v), want %v", i, asked, err, row.asked)
+			}
+			if !asked && (!errors.Is(err, ErrAway) || !strings.Contains(err.Error(), "refused")) {
+				t.Errorf("request %d while the store is left alone: %v, want ErrAway with the failure", i, err)
+			}
+		}
+		m.fail = nil
+		if asked, err := failAt(time.Millisecond); !asked || err != nil {
+			t.Fatalf("once the back-off passed: asked %v, %v; want a take", asked, err)
+		}
+		m.fail = errors.New("refused")
+		if asked, _ := failAt(0); !asked {
+			t.Fatal("a failure after a success: not asked")
+		}
+		if asked, _ := failAt(time.Second); !asked {
+			t.Error("a failure after a success left the store alone past Away: the back-off did not start again")
+		}
+	})
+}
+
 // The answers a run heard ride on its next step, or on a read of their
 // own, and the fleet's count comes back with every word; acceptances a
 // second old are not told, and a step that failed tells nothing twice.
 func TestTaker_answersRideTheNextStep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, a := paced(t, 10*time.Millisecond)
-		b := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+		a.cfg.Away = 0 // its failed step below leaves the store to it at once
+		b := NewTaker(m, wall{}, config)
 		a.Heard(false)
 		time.Sleep(1100 * time.Millisecond)
 		a.Heard(false)
@@ -266,12 +315,14 @@ func TestTaker_takesSetThePaceAsItGrows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, _ := paced(t, 20*time.Millisecond)
 		m.trip = time.Millisecond
-		tk := NewTaker(m, wall{}, fresh, stepWait, nil, func(busy time.Duration) time.Duration {
+		cfg := config
+		cfg.Gap = func(busy time.Duration) time.Duration {
 			if busy < 100*time.Millisecond {
 				return 20 * time.Millisecond
 			}
 			return 10 * time.Millisecond
-		})
+		}
+		tk := NewTaker(m, wall{}, cfg)
 		var went []time.Duration
 		start := time.Now()
 		for range 20 { // one walker: a take per request, each after the last went
@@ -294,7 +345,7 @@ func TestTaker_takesSetThePaceAsItGrows(t *testing.T) {
 func TestTaker_aStoppedRunsSlotsPassAtTheirTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, alive := paced(t, 10*time.Millisecond)
-		stopped := NewTaker(m, wall{}, fresh, stepWait, nil, nil)
+		stopped := NewTaker(m, wall{}, config)
 		ctx, stop := context.WithCancel(context.Background())
 		var gone sync.WaitGroup
 		for range 3 { // slot 0 goes; 1 and 2 are held as the run stops
