@@ -14,7 +14,8 @@ import (
 // kind; ARGV[2] the version the run knew; ARGV[3] the slots to take, or
 // the gap to learn; ARGV[4] the gap a take sets, or the busy a learn does
 // (-1: keep); ARGV[5] what to learn; ARGV[6] how long the hash outlives
-// its last step (ms); ARGV[7] to [9] the answers told. The store's clock
+// its last step (ms); ARGV[7] to [9] the answers told; ARGV[10] the time
+// before which a learn lets no slot not yet due go. The store's clock
 // is Redis's TIME, and numbers are written with %.0f, exact to 2^53
 // (microseconds since 1970 are under 2^51), where Lua's tostring keeps 14
 // digits. It returns {now, v, gap, at, ai, b, first, accepted, row, most}
@@ -67,6 +68,7 @@ elseif ARGV[1] == 'learn' then
   first = 0
   if known == v then
     regap(math.max(arg, 0))
+    at = math.max(at, tonumber(ARGV[10]))
     if tonumber(ARGV[4]) >= 0 then busy = tonumber(ARGV[4]) end
     v, first, known = v + 1, 1, v + 1
     redis.call('HSET', KEYS[1], 'v', n(v), 'l', ARGV[5])
@@ -105,7 +107,7 @@ func (r *Redis) Step(ctx context.Context, a Ask) (Word, error) {
 		kind, arg, arg2 = "learn", max(micros(a.Gap), 0), micros(a.Busy)
 	}
 	res, err := step.Run(ctx, r.rdb, []string{r.key}, kind, a.Known, arg, arg2, a.Learnt, r.keep.Milliseconds(),
-		a.Told.Accepted, a.Told.Refused, a.Told.Tail).Slice()
+		a.Told.Accepted, a.Told.Refused, a.Told.Tail, a.Until).Slice()
 	if err != nil {
 		return Word{}, err
 	}

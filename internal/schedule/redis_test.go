@@ -54,6 +54,9 @@ func TestRedis_isTheModel(t *testing.T) {
 			a.Gap = time.Duration(rnd.IntN(3000)) * time.Microsecond
 			a.Busy = time.Duration(rnd.IntN(3)-1) * time.Millisecond
 			a.Learnt = []byte{byte(i), 0, 'x'}
+			if rnd.IntN(3) == 0 { // a pause, in Redis's clock, as the last word told it
+				a.Until = model.LastAt + int64(rnd.IntN(20_000))
+			}
 		}
 		if rnd.IntN(2) == 0 {
 			a.Told = Answers{Accepted: int64(rnd.IntN(4) - 1), Refused: int64(rnd.IntN(3)), Tail: int64(rnd.IntN(4) - 1)}

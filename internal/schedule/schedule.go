@@ -19,15 +19,18 @@
 //     never fails for another run's take: there is no version to lose.
 //   - A read gives the anchor, the gap and the version: what a run holding
 //     a slot needs to know when that slot is due.
-//   - A learn saves a new record, a new gap and where busy counts from,
-//     only if the version is still the one the learner knew
+//   - A learn saves a new record, a new gap, where busy counts from and a
+//     time before which no slot not yet due goes (a pause, a probe's
+//     time), only if the version is still the one the learner knew
 //     (compare-and-set): the rare change of what is learnt (a cut on a
 //     refusal, a probe, a pause).
 //
 // A new gap, by a take or a learn, anchors the schedule again at the first
-// slot not yet due, which follows the last one due at the new gap: the
-// slots runs hold but have not used are spaced again, as a slot is a place
-// in the queue and its time is the schedule's. Every answer carries the
+// slot not yet due, which follows the last one due at the new gap (or,
+// after a learn's pause, comes when it ends): the slots runs hold but have
+// not used are spaced again, as a slot is a place in the queue and its
+// time is the schedule's. So a pause reaches every run's slots, and they
+// go after it at the pace, not all at once as it ends. Every answer carries the
 // store's now, the version, the anchor and busy, and the learnt record
 // when the run's version is not the current one: a run learns what
 // another run saved with the answer of its next step, at no cost of its
@@ -107,13 +110,15 @@ func (s *State) Take(now, n, known, gap int64) int64 {
 }
 
 // Learn saves learnt, gap and busy (-1: Busy goes on) as the next version
-// if version is the current one, and reports whether it saved.
-func (s *State) Learn(now, version, gap, busy int64, learnt []byte) bool {
+// if version is the current one, with no slot not yet due going before
+// until (0: none), and reports whether it saved.
+func (s *State) Learn(now, version, gap, busy, until int64, learnt []byte) bool {
 	s.count(now)
 	if version != s.Version {
 		return false
 	}
 	s.regap(now, max(gap, 0))
+	s.AnchorAt = max(s.AnchorAt, until)
 	if busy >= 0 {
 		s.Busy = busy
 	}
@@ -210,6 +215,9 @@ type Ask struct {
 	N     int           // a take's slots
 	Gap   time.Duration // a take's gap (-1: it keeps the schedule's), or a learn's
 	Busy  time.Duration // a learn's busy (-1: Busy goes on)
+	// Until is a learn's pause: no slot not yet due goes before it, in
+	// microseconds of the store's clock (0: none).
+	Until int64
 	// Learnt is what a learn saves.
 	Learnt []byte
 	// Told are the answers the run heard since its last step.
@@ -247,7 +255,7 @@ func (s *State) Step(now int64, a Ask) Word {
 		first = s.Take(now, int64(a.N), a.Known, micros(a.Gap))
 	case Learn:
 		first = 0
-		if s.Learn(now, a.Known, micros(a.Gap), micros(a.Busy), a.Learnt) {
+		if s.Learn(now, a.Known, micros(a.Gap), micros(a.Busy), a.Until, a.Learnt) {
 			first, known = 1, s.Version
 		}
 	default:

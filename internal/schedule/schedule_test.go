@@ -45,40 +45,55 @@ func TestState_rules(t *testing.T) {
 			busy, func(s *State) int64 { return s.Take(1250, 1, 1, 80) },
 			with(busy, func(s *State) { s.NextIdx, s.Busy, s.LastAt = 21, 50, 1250 }), 20},
 		{"a learn by the current version saves and spaces the slots not yet due again",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, -1, []byte("c"))) },
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, -1, 0, []byte("c"))) },
 			// slot 13 is the first due after 1250 (at 1300); 12 went at 1200, so 13 goes at 1500
 			with(busy, func(s *State) {
 				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("c"), 300, 1500, 13, 50, 1250
 			}), 1},
 		{"a learn sets busy",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, 0, nil)) },
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 300, 0, 0, nil)) },
 			with(busy, func(s *State) {
 				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, nil, 300, 1500, 13, 0, 1250
 			}), 1},
 		{"a learn that speeds up goes no earlier than now",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 10, -1, []byte("c"))) },
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 10, -1, 0, []byte("c"))) },
 			with(busy, func(s *State) {
 				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("c"), 10, 1250, 13, 50, 1250
 			}), 1},
 		{"a learn at a slot's due time spaces that slot again",
-			busy, func(s *State) int64 { return b2i(s.Learn(1300, 2, 300, -1, []byte("c"))) },
+			busy, func(s *State) int64 { return b2i(s.Learn(1300, 2, 300, -1, 0, []byte("c"))) },
 			with(busy, func(s *State) {
 				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("c"), 300, 1500, 13, 100, 1300
 			}), 1},
 		{"a learn by an old version saves nothing but counts busy",
-			busy, func(s *State) int64 { return b2i(s.Learn(1250, 1, 300, -1, []byte("c"))) },
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 1, 300, -1, 0, []byte("c"))) },
 			with(busy, func(s *State) { s.Busy, s.LastAt = 50, 1250 }), 0},
 		{"a learn on an idle schedule anchors the next slot at now",
-			busy, func(s *State) int64 { return b2i(s.Learn(5000, 2, 300, -1, nil)) },
+			busy, func(s *State) int64 { return b2i(s.Learn(5000, 2, 300, -1, 0, nil)) },
 			with(busy, func(s *State) {
 				s.Version, s.Learnt, s.Gap, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, nil, 300, 5000, 20, 800, 5000
 			}), 1},
 		{"a learn on a schedule with no gap spaces the slots not yet due from their anchor",
-			State{AnchorAt: 700, NextIdx: 3, LastAt: 600}, func(s *State) int64 { return b2i(s.Learn(650, 0, 300, -1, []byte("a"))) },
+			State{AnchorAt: 700, NextIdx: 3, LastAt: 600}, func(s *State) int64 { return b2i(s.Learn(650, 0, 300, -1, 0, []byte("a"))) },
 			State{Version: 1, Learnt: []byte("a"), Gap: 300, AnchorAt: 700, NextIdx: 3, Busy: 50, LastAt: 650}, 1},
 		{"a learn before the anchor is due keeps the anchor",
-			State{Version: 1, Gap: 100, AnchorAt: 2000, AnchorIdx: 5, NextIdx: 9}, func(s *State) int64 { return b2i(s.Learn(1500, 1, 200, -1, nil)) },
+			State{Version: 1, Gap: 100, AnchorAt: 2000, AnchorIdx: 5, NextIdx: 9}, func(s *State) int64 { return b2i(s.Learn(1500, 1, 200, -1, 0, nil)) },
 			State{Version: 2, Gap: 200, AnchorAt: 2100, AnchorIdx: 5, NextIdx: 9, LastAt: 1500}, 1},
+		{"a learn's pause puts the first slot not yet due at its end, the rest after it at the gap",
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 100, -1, 3000, []byte("p"))) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("p"), 3000, 13, 50, 1250
+			}), 1},
+		{"a pause already over moves no slot",
+			busy, func(s *State) int64 { return b2i(s.Learn(1250, 2, 100, -1, 1000, []byte("p"))) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, []byte("p"), 1300, 13, 50, 1250
+			}), 1},
+		{"a pause on an idle schedule puts the next slot given at its end",
+			busy, func(s *State) int64 { return b2i(s.Learn(5000, 2, 100, -1, 6000, nil)) },
+			with(busy, func(s *State) {
+				s.Version, s.Learnt, s.AnchorAt, s.AnchorIdx, s.Busy, s.LastAt = 3, nil, 6000, 20, 800, 5000
+			}), 1},
 		{"a read counts busy",
 			busy, func(s *State) int64 { s.Read(1250); return 0 },
 			with(busy, func(s *State) { s.Busy, s.LastAt = 50, 1250 }), 0},
@@ -130,7 +145,7 @@ func same(a, b State) bool {
 
 // The schedule's invariants, whatever the steps: no slot is given twice,
 // slots are given in order, a step never moves a slot given since the
-// anchor and not yet due before now, busy never falls but by a learn, an
+// anchor and not yet due before now, none goes before a pause learnt, busy never falls but by a learn, an
 // old version saves nothing, the fleet's count of the last second is what
 // was told in its last ten tenths, and the most a second accepted never
 // falls, nor is less than that count when a refusal is told.
@@ -152,9 +167,13 @@ func FuzzState(f *testing.F) {
 				}
 				given = s.NextIdx
 			case 1:
-				s.Learn(now, s.Version, arg*13, -1, nil)
+				until := (now + arg*31) * (arg % 2) // a pause every other learn
+				s.Learn(now, s.Version, arg*13, -1, until, nil)
+				if s.Due(s.AnchorIdx) < until {
+					t.Fatalf("a pause until %d, and the first slot not yet due at %d", until, s.Due(s.AnchorIdx))
+				}
 			case 2:
-				if s.Learn(now, s.Version-1, 1, 0, nil) {
+				if s.Learn(now, s.Version-1, 1, 0, 0, nil) {
 					t.Fatal("a learn by an old version saved")
 				}
 			case 3:

@@ -333,11 +333,19 @@ func (t *Taker) read(ctx context.Context) error {
 	}
 }
 
-// Learn saves what this run learnt, the gap it sets and the busy its
-// pace grows from (-1: goes on), if no run saved since this one last
-// heard: saved false when one did (and news has told what it saved).
-func (t *Taker) Learn(gap, busy time.Duration, learnt []byte) (saved bool, err error) {
-	w, err := t.step(Ask{Kind: Learn, Known: t.Version(), Gap: gap, Busy: busy, Learnt: learnt})
+// Learn saves what this run learnt, the gap it sets, the busy its pace
+// grows from (-1: goes on) and a pause (no slot not yet due goes before
+// until, by this run's clock; zero for none), if no run saved since this
+// one last heard: saved false when one did (and news has told what it
+// saved).
+func (t *Taker) Learn(gap, busy time.Duration, until time.Time, learnt []byte) (saved bool, err error) {
+	t.mu.Lock()
+	a := Ask{Kind: Learn, Known: t.word.Version, Gap: gap, Busy: busy, Learnt: learnt}
+	if !until.IsZero() {
+		a.Until = until.Add(t.offset).UnixMicro()
+	}
+	t.mu.Unlock()
+	w, err := t.step(a)
 	return err == nil && w.First == 1, err
 }
 

@@ -171,7 +171,7 @@ func TestTaker_aCutReachesHeldSlotsBeforeTheyGo(t *testing.T) {
 		done := make(chan []time.Duration)
 		go func() { done <- sendAll(t, tk, 8) }()
 		time.Sleep(25 * time.Millisecond) // slots 1, 2 and 3 went
-		if saved, err := other.Learn(50*time.Millisecond, 0, []byte("cut")); err != nil || !saved {
+		if saved, err := other.Learn(50*time.Millisecond, 0, time.Time{}, []byte("cut")); err != nil || !saved {
 			t.Fatalf("the other run's cut: %v, %v", saved, err)
 		}
 		went := <-done
@@ -188,6 +188,33 @@ func TestTaker_aCutReachesHeldSlotsBeforeTheyGo(t *testing.T) {
 		}
 		if !slices.Equal(heard, []string{"pace", "cut"}) {
 			t.Errorf("news heard: %q, want the first pace and the cut, each once", heard)
+		}
+	})
+}
+
+// A pause another run learnt moves the slots held and not yet due past
+// its end, at the gap: those within Fresh of the last word go unread, the
+// rest after it, one gap apart rather than all at once.
+func TestTaker_aPauseReachesHeldSlots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, tk := paced(t, 10*time.Millisecond)
+		other := NewTaker(m, wall{}, config)
+		_ = sendAll(t, other, 1) // slot 0, at 0
+		done := make(chan []time.Duration)
+		go func() { done <- sendAll(t, tk, 5) }() // slots 1 to 5, from 10 ms
+		time.Sleep(15 * time.Millisecond)
+		if saved, err := other.Learn(10*time.Millisecond, -1, time.Now().Add(200*time.Millisecond), []byte("pause")); err != nil || !saved {
+			t.Fatalf("the pause: %v, %v", saved, err)
+		}
+		// Slot 2, the first not yet due at 15 ms, goes at 215 ms by the
+		// schedule; slots 2 and 3 are within Fresh of the take's word and
+		// go at 20 and 30 ms; 4 is read first, and goes at 235 ms.
+		var want []time.Duration
+		for _, ms := range []int{10, 20, 30, 235, 245} {
+			want = append(want, time.Duration(ms)*time.Millisecond)
+		}
+		if went := <-done; !slices.Equal(went, want) {
+			t.Errorf("went at %v, want %v", went, want)
 		}
 	})
 }
