@@ -49,9 +49,8 @@ var (
 // and the largest fleet on loopback), then disturbed.
 func scheduleTables(r *Record) ([]*Table, error) {
 	steady, err := scaleTable(r, scheduleColumns, "Redis", &Table{ID: "schedule", Title: "K runs taking slots from one schedule in Redis", Keys: 2,
-		Note: "As above, each member a `schedule.Taker` at a set 50 a second, telling the limiter's answers; accepted as counted: " +
-			"the fleet's count of the last second's accepted as a run last heard it, against the harness's over the same tenths " +
-			"(median; over 100% as answers count in the tenth they are told, a step after they came)."})
+		Note: "As above, each member a `schedule.Taker` at a set 50 a second, telling the limiter's answers. Accepted as counted: " +
+			"the fleet's count of the last second's, as a run heard it, over the harness's (answers count when told)."})
 	if err != nil {
 		return nil, err
 	}
