@@ -30,11 +30,11 @@
 // after a learn's pause, comes when it ends): the slots runs hold but have
 // not used are spaced again, as a slot is a place in the queue and its
 // time is the schedule's. So a pause reaches every run's slots, and they
-// go after it at the pace, not all at once as it ends. Every answer carries the
-// store's now, the version, the anchor and busy, and the learnt record
-// when the run's version is not the current one: a run learns what
-// another run saved with the answer of its next step, at no cost of its
-// own. A run holding a slot reads the schedule before the slot goes if its
+// go after it at the pace, not all at once as it ends. Every answer
+// carries the store's now, the version, the anchor and busy, and the
+// learnt record when the run's version is not the current one: a run
+// learns what another run saved with the answer of its next step, at no
+// cost of its own. A run holding a slot reads the schedule before the slot goes if its
 // last word is too old (Taker), so a cut reaches it first.
 //
 // A run that dies holding slots wastes them: each is due at its time and
