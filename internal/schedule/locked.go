@@ -56,9 +56,10 @@ func (s *State) numbers() []*int64 {
 // varints, and the learnt record after its length.
 func (s *State) AppendBinary(b []byte) []byte {
 	b = append(b, stateFormat)
-	for _, v := range append(s.numbers(), new(int64(len(s.Learnt)))) {
+	for _, v := range s.numbers() {
 		b = binary.AppendVarint(b, *v)
 	}
+	b = binary.AppendVarint(b, int64(len(s.Learnt)))
 	return append(b, s.Learnt...)
 }
 

@@ -143,9 +143,8 @@ func (t *Taker) Heard(refused bool) {
 		t.refused++
 		t.tail++
 	} else {
-		// Those more than a second old would not be told.
-		i, _ := slices.BinarySearchFunc(t.accepted, now.Add(-time.Second), time.Time.Compare)
-		t.accepted = append(t.accepted[i:], now)
+		t.dropOld(now)
+		t.accepted = append(t.accepted, now)
 		t.tail = 0
 	}
 	if t.untold.IsZero() {
@@ -181,14 +180,21 @@ func (t *Taker) tellLater() {
 	}
 }
 
-// answers are the answers to tell at now, taken from those held:
-// acceptances more than a second old are not, as the fleet counts the
-// last second's. t.mu is held.
+// answers are the answers to tell at now, taken from those held. t.mu
+// is held.
 func (t *Taker) answers(now time.Time) Answers {
-	i, _ := slices.BinarySearchFunc(t.accepted, now.Add(-time.Second), time.Time.Compare)
-	a := Answers{Accepted: int64(len(t.accepted) - i), Refused: t.refused, Tail: t.tail}
+	t.dropOld(now)
+	a := Answers{Accepted: int64(len(t.accepted)), Refused: t.refused, Tail: t.tail}
 	t.accepted, t.refused, t.tail, t.untold = t.accepted[:0], 0, 0, time.Time{}
 	return a
+}
+
+// dropOld drops the acceptances held that are more than a second old at
+// now: the fleet counts the last second's, so they are never told. t.mu
+// is held.
+func (t *Taker) dropOld(now time.Time) {
+	i, _ := slices.BinarySearchFunc(t.accepted, now.Add(-time.Second), time.Time.Compare)
+	t.accepted = t.accepted[i:]
 }
 
 // Slot is a request's place in the schedule, and when it was due by this
