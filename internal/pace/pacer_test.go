@@ -317,7 +317,7 @@ func TestPacer_waitOutlastingTheDeadline(t *testing.T) {
 
 // reserveOK is reserve, telling only whether the request went.
 func (p *Pacer) reserveOK(now time.Time) (Ticket, time.Duration, bool) {
-	t, wait, hold := p.reserve(now)
+	t, wait, hold := p.reserve(now, false, false)
 	return t, wait, hold == HoldNone
 }
 
