@@ -8,8 +8,8 @@
 #   simulation  the pace in virtual time: TestPacer_unannounced, _announced
 #               and _unlimited (-v), then PACE_BASELINE=1's tables (some
 #               minutes; the same figures on any machine)
-#   scale       the shared pace with K runs through Redis (PACE_SCALE=1),
-#               three runs a row, behind a bucket and an announced quota
+#   scale       the Redis store with K members (PACE_SCALE=1), three runs a
+#               row, behind a bucket and an announced quota (half an hour)
 #   schedule    the shared schedule's take with K runs (PACE_SCALE=1), steady
 #               and disturbed, three runs a row (25 minutes)
 #   limiters    make bench-limiters: one plan through Terraform behind real
@@ -61,7 +61,7 @@ run() { # AREA: the area's commands, their output on standard output
       echo "\$ PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)\$' ./internal/pace/"
       PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)$' ./internal/pace/ 2>&1
       ;;
-    scale) scale_tests 120m '^TestScale_pacersThroughOneRedis$' ./internal/paceredis/ ;;
+    scale) scale_tests 120m '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ ;;
     schedule) scale_tests 60m '^TestScale_takers(ThroughOneRedis|Disturbed)$' ./internal/schedule/ ;;
     limiters)
       echo "\$ make bench-limiters${BEFORE:+ BEFORE=$BEFORE}"

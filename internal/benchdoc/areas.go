@@ -42,7 +42,7 @@ var Areas = []Area{
 		Tables: benchTables,
 	},
 	{
-		Name: "scale", Title: "The shared pace at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_pacersThroughOneRedis ./internal/paceredis/",
+		Name: "scale", Title: "The Redis store at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_membersThroughOneRedis ./internal/paceredis/",
 		Tests:   []string{"./internal/paceredis"},
 		Harness: []string{"internal/paceredis/scale_test.go"},
 		Tables:  scaleTables,

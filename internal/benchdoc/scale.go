@@ -6,24 +6,24 @@ import (
 	"strings"
 )
 
-// scaleColumns are the columns of TestScale_pacersThroughOneRedis' table
+// scaleColumns are the columns of TestScale_membersThroughOneRedis' table
 // behind a bucket that BENCHMARKS.md keeps: what a fleet took, how late
 // the harness was, and what each request cost the store; quotaColumns are
 // those of its table behind an announced quota. The first names the limit.
 var (
 	scaleColumns = []string{"K", "Redis", "slowest", "refused", "each run: slowest, lateness (90th)",
-		"round trips / request", "of them: takes, reads, learns", "bytes / request", "Redis CPU, one core"}
-	quotaColumns = []string{"K, quota", "Redis", "slowest", "refused", "round trips / request",
-		"of them: takes, reads, learns", "bytes / request", "Redis CPU, one core"}
+		"round trips / request", "busy steps", "bytes / request", "Redis CPU, one core"}
+	quotaColumns = []string{"K, quota", "Redis", "slowest", "refused", "round trips / request", "busy steps",
+		"bytes / request", "Redis CPU, one core"}
 )
 
-// scaleTables reads TestScale_pacersThroughOneRedis' tables: the fleets
+// scaleTables reads TestScale_membersThroughOneRedis' tables: the fleets
 // behind a bucket, and behind a quota announced on every answer.
 func scaleTables(r *Record) ([]*Table, error) {
 	bucket, err := scaleTable(r, scaleColumns, "Redis", &Table{ID: "scale", Title: "K runs through one Redis", Keys: 2,
-		Note: "K runs in one process, each a `pace.Pacer` sharing the schedule through its own `paceredis.Store`, ten walkers each, " +
-			"2,000 reads a fleet, behind 50 a second (burst 10), through a real `redis-server`; slowest (against every read at 50 a second) " +
-			"and refused: medians of three runs, less any 10 ms late at the 90th percentile."})
+		Note: "K members in one process, each its own `paceredis.Store` and ten walkers, 2,000 reads a fleet, behind " +
+			"50 a second (burst 10), through a real `redis-server`; slowest (against every read at 50 a second) and refused: " +
+			"medians of three runs, less any 10 ms late at the 90th percentile."})
 	if err != nil {
 		return nil, err
 	}

@@ -317,7 +317,7 @@ func TestPacer_waitOutlastingTheDeadline(t *testing.T) {
 
 // reserveOK is reserve, telling only whether the request went.
 func (p *Pacer) reserveOK(now time.Time) (Ticket, time.Duration, bool) {
-	t, wait, hold := p.reserve(now, false, false)
+	t, wait, hold := p.reserve(now)
 	return t, wait, hold == HoldNone
 }
 
