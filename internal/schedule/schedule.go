@@ -34,8 +34,9 @@
 // carries the store's now, the version, the anchor and busy, and the
 // learnt record when the run's version is not the current one: a run
 // learns what another run saved with the answer of its next step, at no
-// cost of its own. A run holding a slot reads the schedule before the slot goes if its
-// last word is too old (Taker), so a cut reaches it first.
+// cost of its own. A run holding a slot reads the schedule before the
+// slot goes if its last word is too old (Taker), so a cut reaches it
+// first.
 //
 // A run that dies holding slots wastes them: each is due at its time and
 // passes unused, so no slot of a dead run is wasted past the time it was
