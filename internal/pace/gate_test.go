@@ -441,3 +441,40 @@ func TestGate_aRunAfterOthersGoesAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestGate_theFleetsCountCapsItsWindow: sharing a schedule, the least
+// remaining count the fleet heard of the gate's window caps what it lets
+// go; another window's count says nothing of this one.
+func TestGate_theFleetsCountCapsItsWindow(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	g := &countedGate{maxWait: 30 * time.Second}
+	g.reserve(now)
+	reset := now.Add(10 * time.Second)
+	g.done(http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"90"}, "X-Ratelimit-Reset": {"10"}}, false, now, now)
+	g.fleetCount(0, reset.Add(20*time.Second)) // a later window's
+	if wait := g.reserve(now); wait != 0 {
+		t.Fatalf("held %s by another window's count", wait)
+	}
+	g.fleetCount(1, reset)
+	if wait := g.reserve(now); wait == 0 {
+		t.Fatal("let a second request go with one remaining as the fleet heard it")
+	}
+}
+
+// TestGate_theFleetsCountEndsWithItsWindow: the fleet's count of a window
+// spent holds nothing once its reset has passed.
+func TestGate_theFleetsCountEndsWithItsWindow(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	g := &countedGate{maxWait: 30 * time.Second}
+	g.reserve(now)
+	g.done(http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"90"}, "X-Ratelimit-Reset": {"10"}}, false, now, now)
+	g.fleetCount(0, now.Add(10*time.Second))
+	if wait := g.reserve(now); wait == 0 {
+		t.Fatal("let a request go with nothing remaining as the fleet heard it")
+	}
+	if wait := g.reserve(now.Add(11 * time.Second)); wait != 0 {
+		t.Fatalf("held %s past the window's reset", wait)
+	}
+}

@@ -336,8 +336,7 @@ func TestPacer_rules(t *testing.T) {
 				if phase != s.phase || pace != s.pace {
 					fail("%s at %.2f a second; want %s at %.2f", phase, pace, s.phase, s.pace)
 				}
-				st := stateAt(p, clock.now)
-				if why := broken(&st); why != "" {
+				if why := broken(&p.model, paceAt(p, clock.now)); why != "" {
 					fail("the state breaks an invariant: %s", why)
 				}
 			}
