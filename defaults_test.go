@@ -64,7 +64,7 @@ func statedDefaults() []stated {
 		{"README.md", "| `request_timeout_seconds` | | (\\d+) |", []string{secs(client.DefaultTimeout)}},
 		{"README.md", "| `max_concurrent_requests` | | (\\d+) |", []string{n(client.DefaultMaxConcurrent)}},
 		{"README.md", "| `max_response_megabytes` | | (\\d+) |", []string{n(client.DefaultMaxBodyBytes >> 20)}},
-		{"README.md", "leaves each run at its share of the pace within (\\d+) ms", []string{n(int(pace.StepWait / time.Millisecond))}},
+		{"README.md", "leaves each run at its share of the pace within (\\d+) ms", []string{n(int(paceredis.StepWait / time.Millisecond))}},
 		{idx, "up to `max_retries` times \\(default (\\d+)\\)", []string{n(client.DefaultMaxRetries)}},
 		{idx, "`min_wait_seconds` \\(default (\\d+)\\)", []string{secs(client.DefaultMinWait)}},
 		{idx, "`max_wait_seconds` \\(default (\\d+)\\)", []string{secs(client.DefaultMaxWait)}},
@@ -74,16 +74,16 @@ func statedDefaults() []stated {
 		{idx, "`request_timeout_seconds` \\(default (\\d+)\\)", []string{secs(client.DefaultTimeout)}},
 		{idx, "`max_concurrent_requests` \\(default (\\d+)\\)", []string{n(client.DefaultMaxConcurrent)}},
 		{guide, "PBKDF2 \\(([\\d,]+) rounds of SHA-256\\)", []string{thousands(paceredis.NameIterations)}},
-		{guide, "the key expires (an hour) after its last use", []string{spoken(paceredis.KeepUnused)}},
-		{guide, "a step that Redis has not answered within (a quarter of a second)", []string{spoken(pace.StepWait)}},
-		{guide, "holds no other run's request for more than (a quarter of a second)", []string{spoken(paceshare.LockWait)}},
+		{guide, "every key expires (an hour) after its last use", []string{spoken(paceredis.KeepUnused)}},
+		{guide, "a step that Redis has not answered within (a quarter of a second)", []string{spoken(paceredis.StepWait)}},
+		{guide, "holds no other run's request for more than (a second)", []string{spoken(pace.BusyFor + paceshare.LockWait)}},
 		{guide, "Redis is asked again after (a second), then after twice as long at each failure in a row, up to (thirty seconds)",
-			[]string{spoken(pace.Away), spoken(pace.AwayMost)}},
+			[]string{spoken(paceredis.Away), spoken(paceredis.AwayMost)}},
 		// The attribute's doc, in the schema (provider.go), as generated.
 		{"docs/index.md", "does not answer within (a quarter of a second) leaves each run at its share of the pace, with a debug log line, and is asked again after (a second), then up to (thirty);",
-			[]string{spoken(pace.StepWait), spoken(pace.Away), strings.TrimSuffix(spoken(pace.AwayMost), " seconds")}},
+			[]string{spoken(paceredis.StepWait), spoken(paceredis.Away), strings.TrimSuffix(spoken(paceredis.AwayMost), " seconds")}},
 		{"ARCHITECTURE.md", "PBKDF2-SHA256 \\(([\\d,]+) rounds", []string{thousands(paceredis.NameIterations)}},
-		{"ARCHITECTURE.md", "longer than `StepWait` \\((\\d+) ms\\)", []string{n(int(pace.StepWait / time.Millisecond))}},
+		{"ARCHITECTURE.md", "longer than `StepWait` \\((\\d+) ms\\)", []string{n(int(paceredis.StepWait / time.Millisecond))}},
 	}
 }
 

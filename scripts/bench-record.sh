@@ -8,9 +8,10 @@
 #   simulation  the pace in virtual time: TestPacer_unannounced, _announced
 #               and _unlimited (-v), then PACE_BASELINE=1's tables (some
 #               minutes; the same figures on any machine)
-#   scale       the shared pace with K runs through Redis (PACE_SCALE=1),
-#               three runs a row, behind a bucket and an announced quota
-#               (some 40 minutes)
+#   scale       the Redis store with K members (PACE_SCALE=1), three runs a
+#               row, behind a bucket and an announced quota (half an hour)
+#   schedule    the shared schedule's take with K runs (PACE_SCALE=1), steady
+#               and disturbed, three runs a row (25 minutes)
 #   limiters    make bench-limiters: one plan through Terraform behind real
 #               nginx and HAProxy (BEFORE=<commit> runs that commit's
 #               provider beside this tree's), some 20 minutes, 30 with BEFORE
@@ -23,16 +24,16 @@
 # non-zero (make bench does when a core target is missed) is still
 # recorded, with its status: a missed target is a figure too.
 #
-#   scripts/bench-record.sh [simulation|scale|limiters|bench]...
+#   scripts/bench-record.sh [simulation|scale|schedule|limiters|bench]...
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 areas=("$@")
-[ ${#areas[@]} -gt 0 ] || areas=(simulation scale limiters bench)
+[ ${#areas[@]} -gt 0 ] || areas=(simulation scale schedule limiters bench)
 for area in "${areas[@]}"; do
   case "$area" in
-    simulation | scale | limiters | bench) ;;
-    *) echo "bench-record.sh: $area is none of simulation, scale, limiters, bench" >&2; exit 2 ;;
+    simulation | scale | schedule | limiters | bench) ;;
+    *) echo "bench-record.sh: $area is none of simulation, scale, schedule, limiters, bench" >&2; exit 2 ;;
   esac
 done
 # A tree whose code differs from its commit is recorded as such: good for
@@ -60,7 +61,8 @@ run() { # AREA: the area's commands, their output on standard output
       echo "\$ PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)\$' ./internal/pace/"
       PACE_BASELINE=1 go test -count=1 -v -timeout 60m -run '^TestBaseline_(rulesAgainstAWS|told)$' ./internal/pace/ 2>&1
       ;;
-    scale) scale_tests 120m '^TestScale_pacersThroughOneRedis$' ./internal/paceredis/ ;;
+    scale) scale_tests 120m '^TestScale_membersThroughOneRedis$' ./internal/paceredis/ ;;
+    schedule) scale_tests 60m '^TestScale_takers(ThroughOneRedis|Disturbed)$' ./internal/schedule/ ;;
     limiters)
       echo "\$ make bench-limiters${BEFORE:+ BEFORE=$BEFORE}"
       scripts/bench-limiters.sh 2>&1

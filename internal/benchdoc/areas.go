@@ -42,10 +42,16 @@ var Areas = []Area{
 		Tables: benchTables,
 	},
 	{
-		Name: "scale", Title: "The shared pace at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_pacersThroughOneRedis ./internal/paceredis/",
+		Name: "scale", Title: "The Redis store at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_membersThroughOneRedis ./internal/paceredis/",
 		Tests:   []string{"./internal/paceredis"},
 		Harness: []string{"internal/paceredis/scale_test.go"},
 		Tables:  scaleTables,
+	},
+	{
+		Name: "schedule", Title: "The shared schedule at scale", Command: "PACE_SCALE=1 PACE_SCALE_RUNS=3 go test -run TestScale_takers ./internal/schedule/",
+		Tests:   []string{"./internal/schedule"},
+		Harness: []string{"internal/schedule/scale_test.go"},
+		Tables:  scheduleTables,
 	},
 	{
 		Name: "simulation", Title: "The pace in virtual time", Command: "go test -v -run TestPacer_ ./internal/pace/, and PACE_BASELINE=1's tables",

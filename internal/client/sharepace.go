@@ -6,12 +6,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceshare"
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
 )
 
 // DefaultPaceDir is where runs on this machine share their pace, unless a
@@ -48,7 +46,7 @@ func sharePace(p *pace.Pacer, cfg Config) (fault func() *paceredis.Fault, err er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	p.Share(schedule.NewLocked(store, time.Now))
+	p.Share(store)
 	return nil, nil
 }
 

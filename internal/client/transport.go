@@ -66,8 +66,7 @@ func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // tell logs the pace's changes since it last did (pace.Event), each when
 // the step that made it returns, and, once, why the pace is not shared
-// with other runs (a store that could not be opened; one away is the
-// pace's events'). A store's reason may hold Redis's words: masked.
+// with other runs. A store's reason may hold Redis's words: masked.
 func (t *pacedTransport) tell(ctx context.Context) {
 	for _, e := range t.pacer.Events() {
 		fields := e.Fields
@@ -79,7 +78,11 @@ func (t *pacedTransport) tell(ctx context.Context) {
 	if t.told.Load() {
 		return
 	}
-	if err := t.notShared; err != nil && t.told.CompareAndSwap(false, true) {
+	err := t.notShared
+	if err == nil {
+		err = t.pacer.Alone()
+	}
+	if err != nil && t.told.CompareAndSwap(false, true) {
 		tflog.SubsystemDebug(ctx, logSubsystem, "the pace is not shared with other runs", map[string]any{"reason": err.Error()})
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceredis"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/paceshare"
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/standin"
 )
 
@@ -145,7 +144,7 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 				if strings.Contains(string(b), "not shared with other runs") {
 					t.Errorf("%s: a plan did not share its pace", name)
 				}
-				if strings.Contains(string(b), "store is away") {
+				if strings.Contains(string(b), pace.ErrAway.Error()) {
 					away++
 				}
 			}
@@ -155,8 +154,8 @@ func TestE2E_plansOnMachinesOfTheirOwnShareOneRedis(t *testing.T) {
 			if !stopped {
 				rdb := redis.NewClient(&redis.Options{Addr: redisd.Addr, Username: "admin", Password: "admin", Protocol: 2})
 				defer rdb.Close()
-				if keys, err := rdb.Keys(context.Background(), "browserprofile:pace:*").Result(); err != nil || len(keys) != 1 {
-					t.Errorf("keys in Redis %v (%v): want the fleet's one schedule", keys, err)
+				if keys, err := rdb.Keys(context.Background(), "browserprofile:pace:*").Result(); err != nil || len(keys) != 3 {
+					t.Errorf("keys in Redis %v (%v): want the fleet's one state, its version and its members", keys, err)
 				}
 			}
 		})
@@ -315,8 +314,7 @@ func seedState(b *testing.B, dir, base, seed string) {
 	defer store.Close()
 	clock := shiftedClock(-48 * time.Hour)
 	p := pace.New(clock, 8, 0, time.Minute)
-	sched := schedule.NewLocked(store, clock.Now)
-	p.Share(sched)
+	p.Share(store)
 	for i := range 20 {
 		t, err := p.Wait(context.Background())
 		if err != nil {
@@ -324,16 +322,6 @@ func seedState(b *testing.B, dir, base, seed string) {
 		}
 		p.Done(t, pace.Answer{Refused: i%3 == 2})
 		p.Release(t)
-	}
-	// The cut is saved by a learn of its own, after the answer.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		w, err := sched.Step(context.Background(), schedule.Ask{Kind: schedule.Read})
-		if err == nil && w.Version > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("nothing learnt was saved: %v", err)
-		}
 	}
 	states, _ := filepath.Glob(filepath.Join(dir, "*.state"))
 	if len(states) != 1 {

@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"context"
 	"math"
 	"slices"
 	"time"
@@ -14,38 +15,23 @@ import (
 // Done reports the answer to the request t let go, in four steps: the
 // quota it announces, a pause it asks for, what it says of the rate the
 // service accepts, and, for a request sent under the current curve, what
-// it says of the pace. Shared, what it changed of the fleet's record is
-// saved before it returns: one round trip, rarely.
+// it says of the pace.
 func (p *Pacer) Done(t Ticket, a Answer) {
 	p.mu.Lock()
-	p.done(t, a, p.clock.Now())
+	defer p.mu.Unlock()
+	p.step(context.Background(), p.clock.Now(), queuedStep{op: func(now time.Time) { p.done(t, a, now) }})
 	p.wake()
-	// What the answer taught the fleet is saved before Done returns, so
-	// that a pause or a cut reaches the other runs before this one's
-	// next request (or its retry) asks again.
-	learn := p.startLearn()
-	p.mu.Unlock()
-	if learn {
-		p.learn()
-	}
 }
 
 // done is Done's step: the gate reads the quota the answer announces, the
 // model hears the rest, and the pace's tokens take what it did.
 func (p *Pacer) done(t Ticket, a Answer, now time.Time) {
+	p.own.Unanswered--
 	p.unanswered--
 	spent, crowded := p.gate.known && p.gate.quota.Remaining == 0, p.gate.crowded()
 	quotas := p.gate.done(a.Quota, a.Refused, t.sent, now)
 	p.quotaEvents(spent, crowded, now)
 	p.tell(answered{t, a, quotas}, now)
-	if p.sharing() && !a.Failed && (!a.Refused || !quotas) {
-		// The fleet counts what the service said of a rate, as the
-		// model does: not the quota's refusals.
-		p.fleet.taker.Heard(a.Refused)
-	}
-	if q, ok := Announced(a.Quota, now); ok && p.sharing() {
-		p.fleet.taker.HeardQuota(q.Remaining, q.Reset)
-	}
 }
 
 // answered is the event of an answer to the request t let go: a, and
@@ -61,26 +47,6 @@ type answered struct {
 type setting struct {
 	pace, ceiling rate.Limit
 	maxWait       time.Duration
-	// fleet is what the fleet's schedule told of the service's answers to
-	// every run, while shared: the rules read it beside the run's own.
-	fleet *fleetHeard
-}
-
-// inARow is the refusals in a row: the run's own, or the fleet's.
-func (s setting) inARow(m *model) int {
-	if s.fleet != nil {
-		return max(m.refusedInARow, s.fleet.inARow)
-	}
-	return m.refusedInARow
-}
-
-// fleetAccepted is how many the service accepted of every run's over the
-// last second, as the fleet told it: 0 alone.
-func (s setting) fleetAccepted() int {
-	if s.fleet != nil {
-		return s.fleet.accepted
-	}
-	return 0
 }
 
 // effect is what a transition asks of the pace's tokens, and tells.
@@ -109,18 +75,10 @@ func (m *model) hear(e answered, now time.Time, s setting, out *effect) {
 		// What the service accepts, whatever the pace was when it went.
 		m.accepts = append(trimBefore(m.accepts, now.Add(-time.Second)), now)
 	}
-	switch {
-	case !a.Refused || e.quotas:
-	case s.fleet == nil:
+	if a.Refused && !e.quotas {
 		// What a second admitted before a limit refused: what a window
 		// admits in any second.
 		m.mostAccepted = max(m.mostAccepted, m.acceptedInASecond(now))
-	default:
-		// Shared, the fleet's second (the run's own is its share): before
-		// one has passed since the run's first request, what the fleet
-		// accepted since, at a second's rate.
-		span := min(max(now.Sub(m.first), RateSpan), time.Second)
-		m.mostAccepted = max(m.mostAccepted, int(float64(s.fleet.accepted)*float64(time.Second)/float64(span)))
 	}
 	current := t.cut == m.cut
 	switch {
@@ -180,7 +138,7 @@ func (p *Pacer) quotaEvents(spent, crowded bool, now time.Time) {
 func (m *model) accept(t Ticket, s setting, out *effect) {
 	switch ph := m.phase.(type) {
 	case probing:
-		if most := float64(m.mostAccepted); s.inARow(m) >= RefusedInARow && most > 0 && most < ph.refused {
+		if most := float64(m.mostAccepted); m.refusedInARow >= RefusedInARow && most > 0 && most < ph.refused {
 			m.phase, m.grown = following{curve{refused: most, cutTo: min(float64(s.pace), Backoff*most)}, reopened}, 0
 			out.event("a probe was accepted after a shut-out: probing ends, the pace growing back to what a second admitted",
 				map[string]any{"pace_per_second": rateField(float64(m.repace(s, out))), "back_to_per_second": rateField(most)})
@@ -204,10 +162,7 @@ func (m *model) accept(t Ticket, s setting, out *effect) {
 func (m *model) refuse(t Ticket, a Answer, now time.Time, s setting, out *effect) {
 	switch ph := m.phase.(type) {
 	case probing:
-		// One sent before probing began says nothing of it, nor one sent
-		// before the probe's time: a fleet's runs may send probes early,
-		// at an older gap, and only the gap's own probe doubles it.
-		if t.probe && !t.sent.Before(ph.at) {
+		if t.probe { // one sent before probing began says nothing of it
 			m.probe(a, now, s, out)
 		}
 	case following:
@@ -269,21 +224,12 @@ func (m *model) inFlightRefused(others int) bool {
 // of nothing would let every request go at once.
 func (m *model) cutPace(t Ticket, now time.Time, s setting, out *effect) {
 	measured, what := m.sentRate(s.pace), "the rate requests went at"
-	switch f := s.fleet; {
-	case f != nil && t.paced && t.slotGap > 0:
-		// A run sends its share; the fleet's slots went at the pace its
-		// slot was given at, which may since have grown.
-		measured, what = 1/t.slotGap.Seconds(), "the pace its slot went at: the fleet's requests waited for their slots"
-	case f != nil && t.paced:
-		measured, what = float64(s.pace), "the pace: the fleet's requests waited for their slots"
-	case f != nil:
-		measured, what = max(measured, float64(f.accepted+f.inARow)), "the rate the fleet's requests were answered at over the last second"
-	default:
+	if !t.beforeToken {
 		measured = max(measured, 1/t.gap.Seconds())
 	}
 	from, start := float64(s.pace), m.doubling()
 	if ph, ok := m.phase.(following); ok && ph.heard == reopened {
-		switch n := m.acceptedRate(now, s); {
+		switch n := m.acceptedRate(now); {
 		case math.IsInf(n, 1):
 			// No second has passed to measure: what went is no measure
 			// either, as the shut-out held it back.
@@ -309,10 +255,10 @@ func (m *model) cutPace(t Ticket, now time.Time, s setting, out *effect) {
 // before the last cut. Only the accepted rate of a whole second says what
 // a span admits: none is known before a second has passed.
 func (m *model) rebase(now time.Time, s setting, out *effect) {
-	if s.inARow(m) < RefusedInARow {
+	if m.refusedInARow < RefusedInARow {
 		return
 	}
-	n, from := m.acceptedRate(now, s), float64(s.pace)
+	n, from := m.acceptedRate(now), float64(s.pace)
 	if n <= 0 || math.IsInf(n, 1) || Backoff*n >= from {
 		return
 	}
@@ -323,14 +269,13 @@ func (m *model) rebase(now time.Time, s setting, out *effect) {
 		"measured": "the rate the service accepted over the last second"})
 }
 
-// acceptedRate is how many requests were accepted over the last second,
-// of the fleet's while shared; unbounded before a second has passed since
-// the run's first went.
-func (m *model) acceptedRate(now time.Time, s setting) float64 {
+// acceptedRate is how many requests were accepted over the last second;
+// unbounded before a second has passed since the first went.
+func (m *model) acceptedRate(now time.Time) float64 {
 	if now.Sub(m.first) < time.Second {
 		return math.Inf(1)
 	}
-	return float64(max(m.acceptedInASecond(now), s.fleetAccepted()))
+	return float64(m.acceptedInASecond(now))
 }
 
 // acceptedInASecond is how many requests were accepted over the second

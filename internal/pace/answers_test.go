@@ -192,7 +192,7 @@ func TestPacer_refusalsInARowRebaseThePace(t *testing.T) {
 			inFlight := sendApart(t, p, clock, len(c.refused)+1, 10*time.Millisecond)
 			clock.now = clock.now.Add(80 * time.Millisecond)
 			p.Done(inFlight[0], Answer{Refused: true}) // the cut
-			cut, accepted := float64(p.pace.Limit()), p.acceptedRate(clock.now, setting{})
+			cut, accepted := float64(p.pace.Limit()), p.acceptedRate(clock.now)
 			if Backoff*accepted >= cut {
 				t.Fatalf("the cut left the pace at %v, under Backoff of the %v accepted: the test shows nothing", cut, accepted)
 			}
@@ -222,7 +222,7 @@ func TestPacer_acceptedRate(t *testing.T) {
 		p.Done(tk, Answer{Refused: i == 0}) // a cut, with two sent before it still to answer
 		p.Release(tk)
 	}
-	if got := p.acceptedRate(clock.now, setting{}); got != 2 {
+	if got := p.acceptedRate(clock.now); got != 2 {
 		t.Errorf("accepted over the last second: %v, want 2", got)
 	}
 }

@@ -168,7 +168,10 @@ func (a *adaptive) cubicRate(now time.Time) float64 {
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(time.Second) }
 
-func (a *adaptive) Release(Ticket) { a.inFlight-- }
+func (a *adaptive) sharesPace() bool                           { return false }
+func (a *adaptive) pollAfter(wait time.Duration) time.Duration { return wait }
+func (a *adaptive) answersWake() bool                          { return true }
+func (a *adaptive) Release(Ticket)                             { a.inFlight-- }
 
 func (a *adaptive) askOK(_ context.Context, now time.Time) (Ticket, time.Duration, bool) {
 	switch {
@@ -660,3 +663,7 @@ func (w *toldAtRefusal) Release(t Ticket) {
 	w.of[t].Release(t)
 	delete(w.of, t)
 }
+
+func (w *toldAtRefusal) pollAfter(d time.Duration) time.Duration { return w.now().pollAfter(d) }
+func (w *toldAtRefusal) answersWake() bool                       { return w.now().answersWake() }
+func (w *toldAtRefusal) sharesPace() bool                        { return false }

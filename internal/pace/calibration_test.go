@@ -57,7 +57,7 @@ func TestCalibration_virtualFleets(t *testing.T) {
 		for _, k := range []int{8, 16} {
 			var ratios, shares []float64
 			for seed := range uint64(calibrationFleets) {
-				r, s := runFleet(t, seed, k, c.new(), quiet, true)
+				r, s := runFleet(seed, k, c.new(), quiet, true)
 				ratios, shares = append(ratios, r), append(shares, s)
 				t.Logf("%s, K = %d, fleet %d: %.2fx, %.1f%% refused", c.name, k, seed, r, s)
 			}

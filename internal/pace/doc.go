@@ -120,50 +120,67 @@
 //     (its retry).
 //
 // Pacers in several processes that talk to one service with the same
-// credentials can share a pace through one schedule (Share, fleet.go;
-// internal/schedule): each request of a shared Pacer takes its time from
-// the fleet's slots, a few taken at a time in one atomic step of the store
-// that sends and returns a few dozen bytes whatever the fleet's size, and
-// each run keeps the rest of the model its own: its gate, its requests in
-// flight, its answers. A run takes no more slots than it may send (those
-// in flight and those at their slots count against a limit in flight, and
-// a probe's one), and a request held by the rest of the model hands its
-// slot back for the run's next one.
+// credentials can share the model (Share, share.go): the model is one plain
+// value (the pace as its rate, tokens and time; a pause; the quota; the
+// probe) that lives in a Shared store with each member's requests in
+// flight, and each step (a request asking to go, its answer, its release)
+// loads it whole under the store's lock, runs as a lone Pacer's would, and
+// saves it whole. So they are one Pacer whose requests come from several
+// processes. A process's steps that arrive while the store answers for
+// another are queued for the next round trip, which runs them all, in
+// order: an answer or a release queued returns at once, and an ask waits
+// for the round trip that runs it. As a request waits for that round trip
+// anyway, a shared pace lets it go before its token by the process's last
+// round trip (at most SharedPoll), at the token's time; the tokens it owes
+// are saved with the pace. So a distant store costs a request one
+// round trip, not three one after another, and its asks of one round trip
+// go at the pace. Such a request's gap to the one before is the pace's, not
+// what the service saw: its refusal is measured against the rate requests
+// went at over RateSpan alone. One process alone steps as an unshared Pacer
+// does, but that the pace's tokens round-trip to the nanosecond, its
+// waiters ask again within SharedPoll, and a state left untouched for
+// Forget, with nothing in flight or to wait for, is old news and starts
+// afresh. A process joins with its first step, at the pace the others
+// found. The state counts each member's requests in flight; a member whose
+// process ended or is stopped (the store tells) is dropped at the next
+// check, at most LivenessEvery apart. The waiters of one process take turns
+// at asking, but for those that find its round trip under way, which ask in
+// the next; they ask again within SharedPoll, as another process's answer
+// wakes none of them. The members so held by the pace take turns too: the
+// state keeps when each began to wait, and each asks again within
+// SharedPoll of its turn, the next token's time and a token for each
+// member that began before it; its process's answers do not wake it, as
+// an answer never brings a token sooner. So one member, not every one,
+// asks for each token, and a fleet's round trips to the store grow with
+// its requests, not with its members; a token whose member comes late is
+// taken by whoever asks first, a waiter that gives up leaves its turn, and
+// a member gone is skipped once it is dropped. A poll held as the ask before
+// it was, its turn kept, changes only the pace's growth since that ask,
+// which the next step saved counts from there if the poll is not kept: a
+// store that orders saves by version keeps it in place, or drops it once
+// another saved since (InPlace), so that waiters' polls never make the
+// others' saves stale.
 //
-// What the model learns that the fleet must share is a record (state.go):
-// the phase and its curve, how long the pace had grown when it was saved,
-// a pause, a limit in flight and the most a second admitted. A change of
-// it (a cut, a probe, a pause, a doubling's end, what was heard since a
-// cut) is saved by a learn, with the gap it sets and, for a pause or a
-// probe, a time before which no slot not yet due goes; only if no other
-// run saved since this one last heard. Another run takes it with the word
-// of its next step and adopts it whole, under a new curve number, so that
-// answers to requests it sent before re-base but do not cut again; a
-// learn another run beat is dropped for the news that beat it. Between
-// learns the pace grows by how long the schedule was busy, which every
-// run reads alike: each run's takes set the same gap. While probing, the
-// gap is the probe's: the fleet sends one probe a gap. The rules that
-// read the service's answers read the fleet's as its schedule counts them
-// (accepted over the last second, refused in a row, the most a second
-// accepted), and a cut of a request that waited for its slot measures the
-// pace its slot went at, as the fleet went at it; a limit in flight is
-// each run's own.
-// An announced quota is each run's gate, its share measured from its own
-// answers, but capped by the least remaining count any run of the fleet
-// heard of the window, which every step tells and every word carries: a
-// run's own last answer is stale by what the others spent since.
-//
-// A store that fails a step (it cannot be reached, does not answer within
-// StepWait, or refuses) is left alone for Away, doubled at each failure in
-// a row up to AwayMost (the Taker's back-off); meanwhile the run paces
-// alone, at the rate it sent at, which its slots made its share of the
-// fleet's, from where the cubic returns to it; its learns wait, and the
-// first step that passes brings back the fleet's record. An Event tells
-// either.
+// The store bounds its wait for its lock: a step it cannot take in time
+// (ErrBusy), or whose context ends first, runs on the process's own copy of
+// the model as last loaded, and the next step shares again; but a request
+// does not go on that copy, whose tokens others may have spent: it asks
+// again at its turn as the copy tells it, and not within SharedPoll. A
+// store that runs no step for BusyFor in a row is taken for held by a run
+// that stopped, and requests go on the copy too, till one runs. A step
+// whose store cannot be reached (ErrAway) runs on the copy, as does one the
+// store ran but did not save (its answer lost), whose request may otherwise
+// go on a token no other member knows was taken. A state the store or this
+// format cannot read is replaced by a fresh one, and sharing goes on; an
+// Event tells either. A store that fails otherwise leaves the Pacer alone
+// (Alone says why). A process whose requests go on its copy counts its own
+// alone, and takes its share of the copy (alone.go): the rate the fleet
+// sent, at most the pace, its tokens and a limit in flight, over the
+// members live (as the store counts them, or the copy holds), so that a
+// fleet cut off from its store keeps its pace.
 //
 // The Pacer reports, for the log, and logs nothing itself: each Ticket
 // carries how long its request waited under each Hold, and each change
 // of the model (a cut, probing, a limit in flight, a pause, a quota's
-// reset or share, a record adopted, the store away or back) is an Event,
-// taken by Events.
+// reset or share, the store away or back) is an Event, taken by Events.
 package pace

@@ -7,7 +7,7 @@ import (
 
 // Event is a change of the model, as it happens: the pace cut, probing
 // begun or ended, a limit in flight learnt, a pause or a quota's reset
-// waited for, the fleet's store away or back. Read in order, a Pacer's
+// waited for, the shared store away or back. Read in order, a Pacer's
 // events retell what it believed of the service's limit. Message is in
 // the provider's words; Fields holds figures (rates a second, durations
 // in milliseconds, times) and, under "reason", a store's error.
@@ -72,6 +72,7 @@ const (
 	HoldPause         // a pause the service asked for
 	HoldProbe         // a probe's gap, or its answer
 	HoldInFlight      // the requests in flight at their limit
+	HoldStore         // the round trip to the shared pace's store
 	holds
 )
 
@@ -89,5 +90,5 @@ func (w Waited) Total() time.Duration {
 
 // String names a Hold as the log's fields do.
 func (h Hold) String() string {
-	return [...]string{"none", "pace", "quota", "pause", "probe", "in_flight"}[h]
+	return [...]string{"none", "pace", "quota", "pause", "probe", "in_flight", "store"}[h]
 }

@@ -74,10 +74,6 @@ type gate struct {
 	opener                 time.Time
 	notFixed, notOpened    bool
 	short                  bool // a request waited for the reset of a window spent
-	// fleetLeft is the least remaining the fleet's runs heard of the
-	// window, when fleetKnown (fleetCount).
-	fleetLeft  int
-	fleetKnown bool
 }
 
 // window is a quota's numbers, without the header text they were read from.
@@ -156,23 +152,16 @@ func (g *gate) reserve(now time.Time, inFlight int, maxWait time.Duration) time.
 		// learn it, when none was announced) until an answer says more.
 		g.quota.Remaining, g.rolled = max(g.quota.Limit, 1), true
 	}
-	remaining := g.quota.Remaining
-	if g.fleetKnown {
-		// The least the fleet heard: of the window, or, once its reset
-		// passed, until an answer tells the next window's, as a guess
-		// that holds the runs back together rather than each at once.
-		remaining = min(remaining, g.fleetLeft)
-	}
-	allowed := float64(remaining) // in flight at once
+	allowed := float64(g.quota.Remaining) // in flight at once
 	if g.crowded() {
 		allowed *= g.share
-	}
-	if g.rolled {
-		allowed = max(allowed, 1) // a request learns the next window
+		if g.rolled {
+			allowed = max(allowed, 1)
+		}
 	}
 	switch budget := allowed - float64(inFlight); {
 	case !g.known:
-	case g.guess && inFlight == 0 && remaining > 0:
+	case g.guess && inFlight == 0 && g.quota.Remaining > 0:
 		// The share is a guess: one request tells whether others spend.
 	case budget < 1 && g.rolled:
 		return untilAnswered // the window's limit is a guess
@@ -238,7 +227,6 @@ func (g *gate) done(h http.Header, refused bool, sent, now time.Time) (quotas bo
 			g.endedBy(now)
 		}
 		g.quota, g.known, g.rolled, g.opener = window{Limit: q.Limit, Remaining: q.Remaining, Reset: q.Reset}, true, false, time.Time{}
-		g.fleetLeft, g.fleetKnown = 0, false
 		g.opens(q, sent)
 		g.top, g.spent, g.drifts, g.prior, g.guess = q.Remaining, 0, false, g.share, false
 		switch {
@@ -392,16 +380,6 @@ func (g *gate) measure() {
 		g.share = min(1, (float64(g.spent)+shareFall*g.prior)/float64(fall+shareFall))
 	case fall >= shareFall:
 		g.share = min(1, float64(g.spent)/float64(fall))
-	}
-}
-
-// fleetCount takes the count the fleet's runs were told of the quota
-// (internal/schedule): of the gate's window, the least remaining any of
-// them heard, which caps what the gate lets go; its share it measures
-// from its own answers still.
-func (g *gate) fleetCount(left int, reset time.Time) {
-	if d := reset.Sub(g.quota.Reset); g.known && !g.rolled && d < sameWindow && -d < sameWindow {
-		g.fleetLeft, g.fleetKnown = max(left, 0), true
 	}
 }
 

@@ -13,13 +13,14 @@ import (
 // decoder, which builds a state whole (TestModel_onlyTheTransitionAssignsIt).
 // The gate, its own type, reads its answers in gate.done.
 
-// model is the state of the package doc's model, a plain value, of which
-// a shared Pacer saves for the fleet what it learnt (record, fleet.go).
-// Configuration, the requests in flight and the pace's tokens are not in
-// it. Each field keeps the invariant its comment states; none can be told
-// from the others.
+// model is the state of the package doc's model, a plain value: what
+// Pacers that share it save and load whole around each step (share.go,
+// state.go). Configuration, the counts derived from the members and the
+// pace's tokens are not in it. Each field keeps the invariant its comment
+// states; none can be told from the others.
 type model struct {
-	gate gate
+	gate    gate
+	checked time.Time // when members were last checked for liveness (share.go)
 	// cut numbers the pace's curves: raised by every cut, and when a limit
 	// in flight is learnt (the pace starts afresh). A Ticket carries the
 	// number it went under, and only an answer to a request sent under
@@ -161,9 +162,8 @@ func (m *model) rate() float64 {
 	}
 }
 
-// modelEvent is what changes the model: asked, heldForPace, went,
-// answered, and, shared, grew, adopted and wentAlone (an Event is what the
-// log is told of a change).
+// modelEvent is what changes the model: asked, heldForPace, went, answered
+// and wentAlone (an Event is what the log is told of a change).
 type modelEvent interface{ isModelEvent() }
 
 // asked: a request asks to go.
@@ -173,31 +173,24 @@ type asked struct{}
 // the model's pace holds it back, not the user's ceiling.
 type heldForPace struct{ byModel bool }
 
-// went: the request that asked goes at at; byModel as for heldForPace.
+// went: the request that asked goes at at (later than the ask when let go
+// before its token, while shared); byModel as for heldForPace.
 type went struct {
 	at      time.Time
 	byModel bool
 }
 
-// grew: a shared pace has grown for as long as the fleet's schedule was
-// busy since its record was saved, from how long it had grown then: grown
-// in all.
-type grew struct{ grown time.Duration }
-
-// adopted: a shared pace takes what the fleet learnt, the record another
-// run saved (or this one saved, on its way back from pacing alone).
-type adopted struct{ r record }
-
-// wentAlone: a run whose schedule's store is away paces alone at its
-// share of the fleet's pace, share a second: the rate it sent at.
-type wentAlone struct{ share float64 }
+// wentAlone: a process whose requests go on its copy of a shared state
+// takes its share of the fleet's pace: share a second, over members.
+type wentAlone struct {
+	share   float64
+	members int
+}
 
 func (asked) isModelEvent()       {}
 func (heldForPace) isModelEvent() {}
 func (went) isModelEvent()        {}
 func (answered) isModelEvent()    {}
-func (grew) isModelEvent()        {}
-func (adopted) isModelEvent()     {}
 func (wentAlone) isModelEvent()   {}
 
 // next is the model's one transition.
@@ -222,40 +215,12 @@ func (m *model) next(e modelEvent, now time.Time, s setting) effect {
 		m.sent = append(trimBefore(m.sent, now.Add(-RateSpan)), e.at)
 	case answered:
 		m.hear(e, now, s, &out)
-	case grew:
-		m.grown = e.grown
-		m.repace(s, &out)
-	case adopted:
-		// A new curve number: answers to requests sent before it say
-		// nothing of the pace it brings (they re-base, as after a cut).
-		m.phase, m.grown, m.pausedTil = e.r.phase, e.r.grown, e.r.pausedTil
-		m.inFlightLimit, m.mostAccepted = e.r.inFlightLimit, e.r.mostAccepted
-		m.held = false
-		m.cut++
-		m.repace(s, &out)
 	case wentAlone:
 		m.setCurve(curve{refused: e.share, cutTo: Backoff * e.share})
 		m.grown = Recover
-		m.repace(s, &out)
+		if m.inFlightLimit > 0 {
+			m.inFlightLimit = (m.inFlightLimit + e.members - 1) / e.members
+		}
 	}
 	return out
-}
-
-// record is what the model has learnt that the fleet shares (fleet.go).
-func (m *model) record() record {
-	return record{phase: m.phase, grown: m.grown, pausedTil: m.pausedTil, inFlightLimit: m.inFlightLimit, mostAccepted: m.mostAccepted}
-}
-
-// rateGrown is the rate the model gives once its pace has grown for grown
-// in all, a doubling that reaches Backoff of the rate refused going on
-// along the cubic from there (settle), as every run of a fleet reads it
-// alike from the same record and the same busy.
-func (m model) rateGrown(grown time.Duration) float64 {
-	m.grown = grown
-	if c, cut := m.curve(); cut && c.doubling && m.rate() >= c.cutTo {
-		reached := nanos(float64(StartDoubling) * math.Log2(c.cutTo/(FirstBackoff*c.refused)))
-		c.doubling, m.grown = false, max(grown-reached, 0)
-		m.setCurve(c)
-	}
-	return m.rate()
 }

@@ -1,8 +1,8 @@
 package pace
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
 )
 
 // The parameters of the Pacer's model (package doc). Growth counts only
@@ -55,20 +53,22 @@ type Pacer struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed, and replaced, at each answer
-	fleet   *fleet        // nil: not shared (fleet.go)
-	// The requests let go and not yet released, and not yet answered (the
-	// gate's): this run's.
+	shared  *sharing      // nil: not shared (share.go)
+	own     counts        // this process's requests let go
+	// Derived from the members' counts (own alone when not shared): let go
+	// and not yet released, and not yet answered (the gate's).
 	inFlight, unanswered int
-	// slotted counts the requests waiting for a slot of the fleet's
-	// schedule, or holding one: each will go as soon as it is due, and
-	// counts with those in flight against a limit, and a probe's one.
-	slotted int
 	// pace is the model's rate as x/time/rate works it, with its tokens:
-	// a bucket of one, within the ceiling. Shared, the fleet's slots space
-	// the requests in its place, and capped, the ceiling alone, holds them
-	// to the user's setting (nil for none).
-	pace   *rate.Limiter
-	capped *rate.Limiter
+	// a bucket of one, within the ceiling (saved beside the model, as
+	// state.pace, while shared).
+	pace *rate.Limiter
+	// lead is how long before its token the pace may let a request go:
+	// while shared, the last round trip to the store, which the request
+	// waits for anyway (share.go); 0 otherwise.
+	lead time.Duration
+	// ahead is how long the members waiting for the pace before this one
+	// take, a token each, as the last ask found them: 0 but while shared.
+	ahead  time.Duration
 	events []Event // the model's changes since Events last took them
 	model
 }
@@ -86,10 +86,10 @@ type Ticket struct {
 	sent time.Time
 	cut  uint32        // the model's cut when it went
 	gap  time.Duration // since the request let go before it
-	// paced: shared, it waited for its slot, due after it asked: the
-	// fleet went at the pace, slotGap's when the slot was given.
-	paced   bool
-	slotGap time.Duration
+	// beforeToken: let go before its token came, with others in one round
+	// trip to the store, all of which go as it ends: their gaps are the
+	// pace's, not what the service saw.
+	beforeToken bool
 	// probe: let go while probing, as the one request probing lets go at
 	// a time; only its answer is news of the probe.
 	probe  bool
@@ -104,7 +104,7 @@ type Ticket struct {
 func (t Ticket) Waited() Waited { return t.waited }
 
 // Shared tells whether the pace was shared with other processes when the
-// request went: false alone, or with the store away.
+// request went: false alone, with the store away, or busy for its step.
 func (t Ticket) Shared() bool { return t.shared }
 
 // Answer is what the service said to a request.
@@ -140,9 +140,17 @@ func (p *Pacer) begin() {
 
 // Wait blocks until a request may go, or ctx is done; it fails at once
 // when the wait would outlast ctx's deadline. Every Ticket is followed by
-// Done, then Release. A shared Pacer's request waits for its slot of the
-// fleet's schedule before the rest of the model lets it go.
+// Done, then Release. The waiters of a shared Pacer take turns at asking,
+// but for those that find its round trip to the store under way: they ask
+// in the next.
 func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
+	s := p.shared // set before the first Wait, never after
+	turn := false
+	defer func() {
+		if turn {
+			<-s.turn
+		}
+	}()
 	var waited Waited
 	since := p.clock.Now() // the wait counted so far ends here
 	count := func(h Hold) {
@@ -150,192 +158,143 @@ func (p *Pacer) Wait(ctx context.Context) (Ticket, error) {
 		waited[h] += now.Sub(since)
 		since = now
 	}
-	var s slotHeld
-	defer func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		s.leave(p)
-	}()
 	for {
 		p.mu.Lock()
 		changed := p.changed
-		t, wait, hold := p.reserve(p.clock.Now(), s.slot != nil, s.alone)
-		switch {
-		case hold == HoldNone:
-			s.slot = nil // used
-			s.leave(p)
-		case wait == forSlot:
-			p.slotted++
-			s.counted = true
-		default: // held by the rest of the model: the slot is the next request's
-			s.leave(p)
-		}
+		join := s != nil && s.committing // its round trip is coming anyway
 		p.mu.Unlock()
-		switch {
-		case hold == HoldNone:
-			t.waited, t.paced, t.slotGap = waited, s.paced, s.gap
-			return t, nil
-		case wait == forSlot:
-			err := s.take(ctx, p)
-			count(HoldPace)
-			switch {
-			case errors.Is(err, schedule.ErrPastDeadline):
-				return Ticket{}, ErrOutlastsDeadline
-			case err != nil && ctx.Err() != nil:
+		if s != nil && !join && !turn {
+			// Waiting for the turn is waiting behind this process's
+			// requests ahead of it: the pace's.
+			select {
+			case s.turn <- struct{}{}:
+				turn = true
+			case <-changed: // an answer: a round trip may be under way
+				count(HoldPace)
+				continue
+			case <-ctx.Done():
 				return Ticket{}, ctx.Err()
 			}
-			continue
+			count(HoldPace)
 		}
-		poll := wait
-		if s.alone {
-			// It asks the schedule again once the store may answer.
-			poll, s.alone = min(wait, Away), false
+		t, wait, hold := p.ask(ctx, p.clock.Now())
+		count(HoldStore) // the round trip, when shared; nothing alone
+		if hold == HoldNone {
+			if early := t.sent.Sub(p.clock.Now()); early > 0 {
+				// Let go before its token, at most SharedPoll: it
+				// goes at its time, and is followed by Done whatever
+				// ctx says meanwhile.
+				<-p.clock.After(early)
+				count(HoldPace)
+			}
+			t.waited = waited
+			return t, nil
 		}
+		p.mu.Lock()
+		poll, woken := p.pollAfter(wait), changed
+		if !p.answersWake() {
+			woken = nil
+		}
+		p.mu.Unlock()
 		if wait == untilAnswered {
 			// An answer wakes it (changed); it also asks again after
 			// the longest wait, which bounds every other wait too.
-			poll = p.maxWait
+			poll = min(poll, p.maxWait)
 		} else if deadline, ok := ctx.Deadline(); ok && since.Add(wait).After(deadline) {
+			p.leaveTurn()
 			return Ticket{}, ErrOutlastsDeadline
 		}
 		select {
 		case <-p.clock.After(poll):
-		case <-changed:
+		case <-woken:
 		case <-ctx.Done():
+			p.leaveTurn()
 			return Ticket{}, ctx.Err()
 		}
 		count(hold)
 	}
 }
 
-// slotHeld is a request's slot of the fleet's schedule, taken and not yet
-// used (nil for none); paced, it was due after it was asked for. While the
-// request waits for one or holds one, it is counted in p.slotted.
-type slotHeld struct {
-	slot    *schedule.Slot
-	paced   bool
-	gap     time.Duration // the schedule's gap when the slot was given
-	counted bool
-	alone   bool // the store failed its take: it goes on the run's own pace
-}
-
-// take waits for a slot: a store that fails leaves the run alone
-// (goAway), the request going on its own pace. p.mu is not held.
-func (s *slotHeld) take(ctx context.Context, p *Pacer) error {
-	asked := p.clock.Now()
-	slot, err := p.fleet.taker.Wait(ctx)
+// ask is reserve as a step of the model (share.go), at now or, shared, when
+// its commit runs it; a wait is counted from then.
+func (p *Pacer) ask(ctx context.Context, now time.Time) (t Ticket, wait time.Duration, hold Hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case err == nil:
-		s.slot, s.paced = &slot, slot.Due.After(asked)
-		s.gap = time.Duration(p.fleet.taker.Last().Gap) * time.Microsecond
-		p.back(p.clock.Now())
-		return nil
-	case ctx.Err() == nil && !errors.Is(err, schedule.ErrPastDeadline):
-		p.goAway(err, p.clock.Now())
-		s.alone = true
+	ranAt, shared, slight := now, false, false
+	p.step(ctx, now, queuedStep{
+		op: func(now time.Time) {
+			held, waiting, doubling := p.held, p.own.Waiting, p.doubling()
+			ranAt = now
+			t, wait, hold = p.reserve(now)
+			// Held as it was, no turn begun and no doubling ended: it
+			// changed only the poll's time and the pace's growth since
+			// the poll before, which the next step saved counts from
+			// that poll if this one is not kept (reserve).
+			slight = hold != HoldNone && hold != HoldQuota && p.held == held && p.own.Waiting.Equal(waiting) && p.doubling() == doubling
+		},
+		busy:   func() { ranAt = p.clock.Now(); t, wait, hold = Ticket{}, p.busyWait(ranAt), HoldStore },
+		shared: &shared,
+		slight: func() bool { return slight },
+	})
+	if hold != HoldNone && wait != untilAnswered && p.shared != nil {
+		wait = max(0, wait-p.clock.Now().Sub(ranAt))
 	}
-	s.leave(p)
-	return err
+	t.shared = shared
+	return t, wait, hold
 }
 
-// leave hands the slot back, for the run's next request, and stops
-// counting the request at its slot. p.mu is held.
-func (s *slotHeld) leave(p *Pacer) {
-	if s.slot != nil {
-		p.fleet.taker.Keep(*s.slot)
-		s.slot = nil
-	}
-	if s.counted {
-		p.slotted--
-		s.counted = false
-	}
-}
-
-// reserve lets a request go at now (HoldNone), or says what holds it and
-// how long it waits before it asks again (an answer may let it go
-// sooner); untilAnswered when only an answer can, and forSlot when,
-// shared, it goes at a slot of the fleet's schedule, and slotted tells
-// it holds none; alone, the schedule's store failed its take, and it goes
-// on the run's own pace. p.mu is held.
-func (p *Pacer) reserve(now time.Time, slotted, alone bool) (Ticket, time.Duration, Hold) {
+// reserve lets a request go at now, or up to lead later at its token's
+// time (HoldNone), or says what holds it and how long it waits before it
+// asks again (an answer may let it go sooner); untilAnswered when only an
+// answer can.
+func (p *Pacer) reserve(now time.Time) (Ticket, time.Duration, Hold) {
 	p.tell(asked{}, now)
-	// A request about to take a slot counts those of the run that took
-	// one before it: a run takes no more slots than it may send; one at
-	// its slot counts those in flight alone, as it goes before them.
-	waiting := p.slotted
-	if slotted {
-		waiting = 0
-	}
+	p.ahead = 0
+	// A member waits its turn only while the pace holds it (turnsAhead).
+	waiting := p.own.Waiting
+	p.own.Waiting = time.Time{}
 	switch {
-	case p.inFlightLimit > 0 && p.inFlight+waiting >= p.inFlightLimit, p.maxConcurrent > 0 && p.inFlight+waiting >= p.maxConcurrent:
+	case p.inFlightLimit > 0 && p.inFlight >= p.inFlightLimit, p.maxConcurrent > 0 && p.own.InFlight >= p.maxConcurrent:
 		return Ticket{}, untilAnswered, HoldInFlight
 	case now.Before(p.pausedTil):
 		return Ticket{}, p.pausedTil.Sub(now), HoldPause
 	}
-	// Away, a request tries the schedule all the same: the Taker fails it
-	// at once while it leaves the store alone, and asks again after.
-	shared := p.fleet != nil && !alone
 	pr, probes := p.phase.(probing)
 	switch {
-	case probes && p.inFlight+waiting > 0:
+	case probes && p.inFlight > 0:
 		return Ticket{}, untilAnswered, HoldProbe
-	case probes && !shared && now.Before(pr.at):
-		// Shared, the schedule gives no slot before the probe's time.
+	case probes && now.Before(pr.at):
 		return Ticket{}, pr.at.Sub(now), HoldProbe
 	}
-	if shared {
-		if left, reset, ok := p.fleet.taker.Quota(); ok {
-			p.gate.fleetCount(left, reset)
-		}
-	}
-	switch {
-	case shared && !slotted:
-		// The quota first, as it would stand (a copy of the gate): a slot
-		// taken only to wait for a reset would hold the fleet's place for
-		// nothing.
-		if g := p.gate; g.reserve(now, p.unanswered, p.maxWait) > 0 {
-			return Ticket{}, p.gate.reserve(now, p.unanswered, p.maxWait), HoldQuota
-		}
-		return Ticket{}, forSlot, HoldPace
-	case shared:
-		if wait := p.ceilingWait(now); wait > 0 {
-			return Ticket{}, wait, HoldPace
-		}
-		if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
-			return Ticket{}, wait, HoldQuota
-		}
-		if p.capped != nil {
-			p.capped.ReserveN(now, 1)
-		}
-		if !probes && p.synced() { // probing, the curve waits as it was
-			p.tell(grew{p.slotGrown()}, now)
-		}
-	default:
-		if wait := p.tokenWait(now); wait > 0 {
+	at := now // when it goes
+	if wait := p.tokenWait(now); wait > 0 {
+		if wait > p.lead {
 			p.tell(heldForPace{p.modelHolds()}, now)
-			return Ticket{}, wait, HoldPace
+			p.own.Waiting = cmp.Or(waiting, now)
+			p.ahead = p.turnsAhead(p.own.Waiting)
+			return Ticket{}, wait + p.ahead, HoldPace
 		}
-		if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
-			return Ticket{}, wait, HoldQuota
-		}
-		p.pace.ReserveN(now, 1)
+		at = now.Add(wait)
 	}
+	if wait := p.gate.reserve(now, p.unanswered, p.maxWait); wait > 0 {
+		return Ticket{}, wait, HoldQuota
+	}
+	p.pace.ReserveN(now, 1) // its token, which may be one to come
 	p.inFlight++
 	p.unanswered++
-	t := Ticket{sent: now, cut: p.cut, others: p.inFlight - 1, probe: probes, shared: shared}
+	p.own.InFlight++
+	p.own.Unanswered++
+	t := Ticket{sent: at, cut: p.cut, others: p.inFlight - 1, beforeToken: at.After(now), probe: probes}
 	if n := len(p.sent); n > 0 {
-		t.gap = now.Sub(p.sent[n-1])
+		t.gap = at.Sub(p.sent[n-1])
 	}
-	p.tell(went{now, p.modelHolds()}, now)
-	p.learned()
+	p.tell(went{at, p.modelHolds()}, now)
 	return t, 0, HoldNone
 }
 
 // setting is the transition's reading of p.
 func (p *Pacer) setting() setting {
-	return setting{pace: p.pace.Limit(), ceiling: p.ceiling, maxWait: p.maxWait, fleet: p.heard()}
+	return setting{pace: p.pace.Limit(), ceiling: p.ceiling, maxWait: p.maxWait}
 }
 
 // tell steps the model by e, the one way anything changes it, and gives
@@ -373,7 +332,7 @@ func (p *Pacer) modelHolds() bool { return p.pace.Limit() < p.ceiling }
 func (p *Pacer) Release(Ticket) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.inFlight--
+	p.step(context.Background(), p.clock.Now(), queuedStep{op: func(time.Time) { p.inFlight--; p.own.InFlight-- }})
 	p.wake()
 }
 

@@ -183,14 +183,14 @@ func (c limiterCase) figures(net network, newPacer func(Clock) simPacer) figures
 	var ratios, shares []float64
 	net = c.network(net)
 	for seed := range simPlans() {
-		free := simulate(seed, simReads, net, defaultPacer, 0).took
+		free := simulate(seed, simReads, nil, net, defaultPacer, 0).took
 		least := c.least
 		if c.oneAtATime {
 			least += simReads * net.jitter / 2
 		}
 		ideal := max(free, least)
 		if c.told > 0 {
-			ideal = max(ideal, simulate(seed, simReads, net, nil, c.told).took)
+			ideal = max(ideal, simulate(seed, simReads, nil, net, nil, c.told).took)
 		}
 		r := simulateOf(seed, simReads, c.new(), net, newPacer)
 		ratios = append(ratios, r.ratio(ideal))
@@ -228,8 +228,8 @@ func TestPacer_unlimited(t *testing.T) {
 	for _, n := range networks {
 		var worst float64
 		for seed := range uint64(9) {
-			bare := simulate(seed, simReads, n.net, nil, 8).took
-			paced := simulate(seed, simReads, n.net, defaultPacer, 0).took
+			bare := simulate(seed, simReads, nil, n.net, nil, 8).took
+			paced := simulate(seed, simReads, nil, n.net, defaultPacer, 0).took
 			worst = max(worst, float64(paced)/float64(bare))
 		}
 		t.Logf("%s: worst %.3fx the plan without a pacer", n.name, worst)
@@ -242,7 +242,7 @@ func TestPacer_unlimited(t *testing.T) {
 // A ceiling the user set caps the pace from the start, and a refusal's
 // cubic never climbs past it.
 func TestPacer_ceiling(t *testing.T) {
-	r := simulate(1, 100, networks[0].net, func(c Clock) *Pacer { return New(c, 8, 10, 30*time.Second) }, 0)
+	r := simulate(1, 100, nil, networks[0].net, func(c Clock) *Pacer { return New(c, 8, 10, 30*time.Second) }, 0)
 	// 101 requests at 10 a second, the first one at once.
 	if r.took < 10*time.Second {
 		t.Errorf("took %v at a ceiling of 10 a second, want >= 10s", r.took)
@@ -317,7 +317,7 @@ func TestPacer_waitOutlastingTheDeadline(t *testing.T) {
 
 // reserveOK is reserve, telling only whether the request went.
 func (p *Pacer) reserveOK(now time.Time) (Ticket, time.Duration, bool) {
-	t, wait, hold := p.reserve(now, false, false)
+	t, wait, hold := p.reserve(now)
 	return t, wait, hold == HoldNone
 }
 

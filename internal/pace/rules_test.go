@@ -336,7 +336,8 @@ func TestPacer_rules(t *testing.T) {
 				if phase != s.phase || pace != s.pace {
 					fail("%s at %.2f a second; want %s at %.2f", phase, pace, s.phase, s.pace)
 				}
-				if why := broken(&p.model, paceAt(p, clock.now)); why != "" {
+				st := stateAt(p, clock.now)
+				if why := broken(&st); why != "" {
 					fail("the state breaks an invariant: %s", why)
 				}
 			}

@@ -183,10 +183,10 @@ func (s simPlan) share() float64 { return 100 * float64(s.refused) / float64(s.r
 // walkers, each pausing 20 to 150 ms between reads (some 115 a second
 // offered, as Terraform 1.11 plans them on a 2-core machine), all through
 // one Pacer (nil: none, no more than told at once) with the provider's
-// defaults, in front of no limiter. A refused read is tried again
+// defaults, in front of lim (nil: none). A refused read is tried again
 // as the client does: after its Retry-After, or at once through the pacer.
-func simulate(seed uint64, reads int, net network, p func(Clock) *Pacer, told int) simPlan {
-	return simulateFleet(seed, 1, reads, nil, net, 0, p, told)[0]
+func simulate(seed uint64, reads int, lim limiter, net network, p func(Clock) *Pacer, told int) simPlan {
+	return simulateFleet(seed, 1, reads, lim, net, 0, p, told)[0]
 }
 
 // simPacer is what a simulated plan asks of its pacer: a Pacer, or a
@@ -195,7 +195,13 @@ type simPacer interface {
 	askOK(ctx context.Context, now time.Time) (Ticket, time.Duration, bool)
 	Done(Ticket, Answer)
 	Release(Ticket)
+	pollAfter(time.Duration) time.Duration
+	answersWake() bool
+	sharesPace() bool
 }
+
+// sharesPace tells a Pacer given a Shared store.
+func (p *Pacer) sharesPace() bool { return p.shared != nil }
 
 // simulateOf is simulate with any simPacer.
 func simulateOf(seed uint64, reads int, lim limiter, net network, p func(Clock) simPacer) simPlan {
@@ -275,6 +281,8 @@ type process struct {
 	pacer             simPacer
 	told, busy        int
 	waiting           map[*walker]func()
+	asker             *walker  // a shared Pacer's: the walker whose turn it is to ask
+	queue             []func() // and those waiting for their turn
 	start, ended      time.Time
 	requests, refused int
 }
@@ -340,15 +348,33 @@ func (s *sim) attempt(w *walker, done func()) {
 	pl := w.plan
 	var t Ticket
 	if pl.pacer != nil {
+		if pl.asker != nil && pl.asker != w && pl.pacer.sharesPace() {
+			// A shared Pacer's waiters take turns at asking (Wait).
+			pl.queue = append(pl.queue, func() { s.attempt(w, done) })
+			return
+		}
 		var wait time.Duration
 		var ok bool
 		t, wait, ok = pl.pacer.askOK(context.Background(), s.now)
 		if !ok {
+			pl.asker = w
+			wait = pl.pacer.pollAfter(wait)
+			if !pl.pacer.answersWake() {
+				s.after(wait, func() { s.attempt(w, done) })
+				return
+			}
 			again := s.wait(w, func() { s.attempt(w, done) })
 			if wait != untilAnswered {
 				s.after(wait, again)
 			}
 			return
+		}
+		if pl.asker == w {
+			pl.asker = nil
+			if len(pl.queue) > 0 {
+				s.after(0, pl.queue[0])
+				pl.queue = pl.queue[1:]
+			}
 		}
 	} else if pl.told > 0 {
 		if pl.busy >= pl.told {
@@ -358,7 +384,8 @@ func (s *sim) attempt(w *walker, done func()) {
 		pl.busy++
 	}
 	pl.requests++
-	s.after(s.oneWay(), func() {
+	// A request let go before its token goes at its token's time (Wait).
+	s.after(max(t.sent.Sub(s.now), 0)+s.oneWay(), func() {
 		ok, wait, quota, delay := true, time.Duration(0), http.Header(nil), time.Duration(0)
 		if q, isQueue := s.lim.(*queued); isQueue {
 			ok, delay = q.admitAfter(s.now)

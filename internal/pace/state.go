@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -11,60 +12,103 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// The learnt record's encoding: a magic and StateFormat, then the
-// record's fields in order, as varints, float64 bits and bytes; a time as
-// Unix nanoseconds (0 for none). Binary rather than JSON: it rides on the
-// schedule's words (internal/schedule), read by nothing else. A field added
-// to the record must be added here, and StateFormat changed:
+// The shared state's encoding: a magic and StateFormat, then the state's
+// fields in order, as varints, float64 bits and bytes; a time as Unix
+// nanoseconds (0 for none), a list as its length and its items, times after
+// the first as the gap from the one before. Binary rather than JSON: every
+// step of every process reads it whole, and it is read by nothing else.
+// A field added to the model must be added here, and StateFormat changed:
 // TestState_roundTripsEveryField and the golden encoding say so.
 const stateMagic = "BPPACE"
 
-// errUnreadable is a record that is not one of this format.
-var errUnreadable = errors.New("the shared record is unreadable")
+// errUnreadable is a state that is not one of this format.
+var errUnreadable = errors.New("the shared state is unreadable")
 
-// record is what a shared Pacer saves for the fleet of what its model
-// learnt (fleet.go): the phase, how long the pace had grown when it was
-// saved, a pause, a limit in flight and the most a second admitted
-// before a refusal. Each field keeps its model field's invariant.
-type record struct {
-	phase         phase
-	grown         time.Duration
-	pausedTil     time.Time
-	inFlightLimit int
-	mostAccepted  int
+// state is what Pacers that share the model keep in the store: the model
+// whole, the members with requests let go, and the pace's tokens at the
+// time it was saved.
+type state struct {
+	members map[string]counts
+	pace    tokenState
+	model   model
 }
 
-func encodeRecord(r *record) []byte {
+func encodeState(st *state) []byte {
 	var e encoder
+	m := &st.model
 	e.b = append(e.b, stateMagic...)
 	e.b = append(e.b, StateFormat...)
-	w := phaseOnWire(r.phase)
+	e.time(m.checked)
+	e.int(int64(len(st.members)))
+	for _, name := range slices.Sorted(maps.Keys(st.members)) {
+		e.int(int64(len(name)))
+		e.b = append(e.b, name...)
+		c := st.members[name]
+		e.int(int64(c.InFlight), int64(c.Unanswered))
+		e.time(c.Waiting)
+	}
+	e.float(st.pace.limit, st.pace.tokens)
+	e.time(st.pace.at)
+	w := phaseOnWire(m.phase)
 	e.float(w.refused, w.cutTo)
-	e.bool(w.doubling)
-	e.int(int64(w.heard), int64(w.gap))
-	e.time(w.at, r.pausedTil)
-	e.int(int64(r.grown), int64(r.inFlightLimit), int64(r.mostAccepted))
+	e.bool(w.doubling, m.held, m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess)
+	e.int(int64(w.heard))
+	e.int(int64(m.cut))
+	e.time(m.polled, w.at, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo)
+	e.int(int64(m.grown), int64(w.gap), int64(m.gate.early), int64(m.gate.late))
+	e.int(int64(m.inFlightLimit), int64(m.refusedInARow), int64(m.mostAccepted), int64(m.gate.quota.Limit), int64(m.gate.quota.Remaining), int64(m.gate.top), int64(m.gate.spent))
+	e.float(m.gate.share, m.gate.prior)
+	e.bool(m.gate.notFixed, m.gate.notOpened, m.gate.short)
+	e.time(m.gate.opener)
+	e.int(int64(m.gate.lastsOver), int64(m.gate.lastsAtMost))
+	e.times(m.sent)
+	e.times(m.accepts)
+	e.int(int64(len(m.othersAccepted)))
+	for _, n := range m.othersAccepted {
+		e.int(int64(n))
+	}
 	return e.b
 }
 
-func decodeRecord(b []byte) (record, error) {
-	var r record
+func decodeState(b []byte) (state, error) {
+	var st state
+	m := &st.model
 	head := stateMagic + StateFormat
 	if len(b) < len(head) || string(b[:len(head)]) != head {
-		return r, errUnreadable
+		return st, errUnreadable
 	}
 	d := decoder{b: b[len(head):]}
+	m.checked = d.time()
+	st.members = map[string]counts{}
+	for n := d.count(); n > 0 && d.err == nil; n-- {
+		name := string(d.bytes(d.count()))
+		st.members[name] = counts{InFlight: int(d.int()), Unanswered: int(d.int()), Waiting: d.time()}
+	}
+	st.pace.limit, st.pace.tokens, st.pace.at = d.float(), d.float(), d.time()
 	var w wirePhase
 	w.refused, w.cutTo = d.float(), d.float()
-	w.doubling = d.bool()
-	w.heard, w.gap = heard(d.int()), time.Duration(d.int())
-	w.at, r.pausedTil = d.time(), d.time()
-	r.grown, r.inFlightLimit, r.mostAccepted = time.Duration(d.int()), int(d.int()), int(d.int())
-	r.phase = w.phase()
-	if d.err == nil && (len(d.b) > 0 || brokenRecord(&r) != "") {
+	w.doubling, m.held = d.bool(), d.bool()
+	m.gate.answered, m.gate.known, m.gate.rolled, m.gate.drifts, m.gate.guess = d.bool(), d.bool(), d.bool(), d.bool(), d.bool()
+	w.heard = heard(d.int())
+	m.cut = uint32(d.int())
+	m.polled, w.at, m.pausedTil, m.first, m.gate.quota.Reset, m.gate.lastGo = d.time(), d.time(), d.time(), d.time(), d.time(), d.time()
+	m.grown, w.gap = time.Duration(d.int()), time.Duration(d.int())
+	m.phase = w.phase()
+	m.gate.early, m.gate.late = time.Duration(d.int()), time.Duration(d.int())
+	m.inFlightLimit, m.refusedInARow, m.mostAccepted = int(d.int()), int(d.int()), int(d.int())
+	m.gate.quota.Limit, m.gate.quota.Remaining, m.gate.top, m.gate.spent = int(d.int()), int(d.int()), int(d.int()), int(d.int())
+	m.gate.share, m.gate.prior = d.float(), d.float()
+	m.gate.notFixed, m.gate.notOpened, m.gate.short = d.bool(), d.bool(), d.bool()
+	m.gate.opener = d.time()
+	m.gate.lastsOver, m.gate.lastsAtMost = time.Duration(d.int()), time.Duration(d.int())
+	m.sent, m.accepts = d.times(), d.times()
+	for n := d.count(); n > 0 && d.err == nil; n-- {
+		m.othersAccepted = append(m.othersAccepted, int(d.int()))
+	}
+	if d.err == nil && (len(d.b) > 0 || !sane(&st)) {
 		d.err = errUnreadable
 	}
-	return r, d.err
+	return st, d.err
 }
 
 // wirePhase is a phase as the state's encoding holds it: every phase's
@@ -140,6 +184,15 @@ func (e *encoder) bool(vs ...bool) {
 	}
 }
 
+func (e *encoder) times(ts []time.Time) {
+	e.int(int64(len(ts)))
+	prev := int64(0)
+	for _, t := range ts {
+		e.int(t.UnixNano() - prev)
+		prev = t.UnixNano()
+	}
+}
+
 // decoder reads what encoder wrote; the first fault sticks, and every
 // read after it gives zero.
 type decoder struct {
@@ -161,6 +214,16 @@ func (d *decoder) int() int64 {
 }
 
 func (d *decoder) time() time.Time { return unixTime(d.int()) }
+
+// count is a length: at most what remains, one byte an item.
+func (d *decoder) count() int {
+	n := d.int()
+	if n < 0 || n > int64(len(d.b)) {
+		d.err = cmp.Or(d.err, errUnreadable)
+		return 0
+	}
+	return int(n)
+}
 
 func (d *decoder) bytes(n int) []byte {
 	if d.err != nil || n > len(d.b) {
@@ -185,20 +248,36 @@ func (d *decoder) bool() bool {
 	return b != nil && b[0] == 1
 }
 
-// brokenRecord names the first invariant r does not keep, or is empty:
-// those of the model's fields it holds.
-func brokenRecord(r *record) string {
-	m := model{phase: r.phase, grown: r.grown, pausedTil: r.pausedTil, inFlightLimit: r.inFlightLimit, mostAccepted: r.mostAccepted}
-	return broken(&m, tokenState{limit: 1, tokens: 1})
+func (d *decoder) times() []time.Time {
+	n := d.count()
+	ts := make([]time.Time, 0, n)
+	prev := int64(0)
+	for range n {
+		prev += d.int()
+		ts = append(ts, time.Unix(0, prev))
+	}
+	return ts
 }
 
-// broken names the first invariant m, with the pace's tokens, does not
-// keep, or is empty: the one statement of the model's invariants, checked
-// on every record read and, in the tests, after every step. Each field's
-// doc states its own.
-func broken(m *model, pace tokenState) string {
+// maxOwed is the most tokens a sane state owes, for requests let go before
+// their tokens came: far more than any fleet lets go within SharedPoll,
+// and few enough to reserve again.
+const maxOwed = 1 << 20
+
+// sane tells a state the model can take up: one that keeps every
+// invariant (broken).
+func sane(st *state) bool { return broken(st) == "" }
+
+// broken names the first invariant st does not keep, or is empty: the
+// one statement of the state's invariants, checked on every load and, in
+// the tests, after every step in memory. Each field's doc states its own.
+func broken(st *state) string {
+	m := &st.model
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	counts := true
+	for _, c := range st.members {
+		counts = counts && c.InFlight >= 0 && c.Unanswered >= 0
+	}
 	for _, n := range m.othersAccepted {
 		counts = counts && n >= 0
 	}
@@ -216,10 +295,10 @@ func broken(m *model, pace tokenState) string {
 		ok   bool
 		what string
 	}{
-		{counts, "no count of others in flight is negative"},
+		{counts, "no member's count, and no count of others in flight, is negative"},
 		// A pace of nothing would let every request go at once.
-		{pace.limit > 0 && finite(pace.limit), "the pace is a finite rate above nothing"},
-		{finite(pace.tokens) && pace.tokens <= 1, "the pace holds at most one token"},
+		{st.pace.limit > 0 && finite(st.pace.limit), "the pace is a finite rate above nothing"},
+		{finite(st.pace.tokens) && st.pace.tokens <= 1 && st.pace.tokens >= -maxOwed, "the pace holds at most one token, and owes at most maxOwed"},
 		{m.phase != nil, "the model is in a phase"},
 		{!cut || finite(c.refused) && c.refused > 0, "the rate refused is finite and above nothing"},
 		{!cut || c.cutTo > 0 && c.cutTo <= Backoff*c.refused, "the rate cut to is above nothing, at most Backoff of the rate refused"},

@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -13,18 +14,22 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// filled is a record whose every field holds a value of its own, so that
-// a field the encoding forgets, or two it swaps, cannot round-trip.
-func filled() record {
-	var r record
+// filled is a state whose every field of the model holds a value of its
+// own (every bool true), so that a field the encoding forgets, or two it
+// swaps, cannot round-trip.
+func filled() state {
+	st := state{members: map[string]counts{"ab12": {3, 2, time.Unix(1_800_000_000, 5)}, "cd34": {1, 0, time.Time{}}}}
 	n := int64(0)
-	fill(reflect.ValueOf(&r).Elem(), &n)
-	// What brokenRecord asks of a record the model can take up.
-	if pr, ok := r.phase.(probing); ok {
+	fill(reflect.ValueOf(&st.pace).Elem(), &n)
+	fill(reflect.ValueOf(&st.model).Elem(), &n)
+	// What sane() asks of a state the model can take up.
+	st.pace.tokens, st.model.gate.share, st.model.gate.prior = 0.25, 0.75, 0.625
+	st.model.gate.notFixed, st.model.gate.notOpened = false, false
+	if pr, ok := st.model.phase.(probing); ok {
 		pr.cutTo = pr.refused / 2
-		r.phase = pr
+		st.model.phase = pr
 	}
-	return r
+	return st
 }
 
 var timeType = reflect.TypeFor[time.Time]()
@@ -64,32 +69,38 @@ func fill(v reflect.Value, n *int64) {
 	}
 }
 
-// TestState_roundTripsEveryField: the record is saved and read whole.
+// TestState_roundTripsEveryField: the model is saved and loaded whole.
 func TestState_roundTripsEveryField(t *testing.T) {
 	want := filled()
-	got, err := decodeRecord(encodeRecord(&want))
+	got, err := decodeState(encodeState(&want))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("the record did not round-trip whole: a field is not encoded, or two are swapped\n got %+v\nwant %+v", got, want)
+		t.Fatalf("the state did not round-trip whole: a field of the model is not encoded, or two are swapped\n got %+v\nwant %+v", got, want)
 	}
-	zero := record{phase: starting{}} // but for what brokenRecord asks: a phase
-	if got, err := decodeRecord(encodeRecord(&zero)); err != nil || !reflect.DeepEqual(got, zero) {
-		t.Fatalf("a record of zero values did not round-trip: %+v (%v)", got, err)
+	var zero state
+	// But for what sane() asks: a pace, and a phase.
+	zero.pace.limit, zero.model.phase, zero.members = 1, starting{}, map[string]counts{}
+	zero.model.sent, zero.model.accepts = []time.Time{}, []time.Time{} // lists decode empty, not nil
+	if got, err := decodeState(encodeState(&zero)); err != nil || !reflect.DeepEqual(got, zero) {
+		t.Fatalf("a state of zero values did not round-trip: %+v (%v)", got, err)
 	}
 }
 
-// golden is the encoding of filled() in StateFormat: an encoding that
+// golden is the encoding of filled() in each StateFormat: an encoding that
 // changes must change the format, so that provider versions side by side
-// never read each other's records.
+// never read each other's states.
 var golden = map[string]string{
-	"12": "425050414345313200000000000016400000000000000640010210b6d1eac3d29df1fa31c2e3dec5d29df1fa3114181a",
+	"8":  "425050414345388ad097d1d29df1fa310408616231320604086364333402000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
+	"10": "42505041434531308ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa310000000000803c400000000000802c40010101010101010230ccb3d6dbd29df1fa31c0a1e2d9d29df1fa31d8c5caddd29df1fa318e9795e6d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa31423e282a5c666812141c1e000000000000e83f000000000000e43f06e4d7bedfd29df1fa3186897a86897a06fcfba6e3d29df1fa3186897a86897a06606264",
+	"11": "4250504143453131ae86f4d6d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa310000000000404140000000000040314001010101010101023cf0e9b2e1d29df1fa31e4d7bedfd29df1fa31fcfba6e3d29df1fa31b2cdf1ebd29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa314e4a2a2c68727412141c1e000000000000e83f000000000000e43f00000196e28bd3d29df1fa312e3006888e9be5d29df1fa3186897a86897a06a0b283e9d29df1fa3186897a86897a066c6e70",
+	"9":  "425050414345398ad097d1d29df1fa3104086162313206048a80a0bbd29df1fa3108636433340200000000000000000440000000000000d03f98a488bfd29df1fa3100000000008039400000000000802940010101010101010690d991d2d29df1fa31ae86f4d6d29df1fa31c6aadcdad29df1fa31ccb3d6dbd29df1fa318285a1e4d29df1fa31c2e3dec5d29df1fa31f2abafcdd29df1fa313840282a58626412141c1e000000000000e83f000000000000e43f06d8c5caddd29df1fa3186897a86897a06f0e9b2e1d29df1fa3186897a86897a065c5e60",
 }
 
 func TestState_goldenEncoding(t *testing.T) {
-	r := filled()
-	got := hex.EncodeToString(encodeRecord(&r))
+	st := filled()
+	got := hex.EncodeToString(encodeState(&st))
 	want, ok := golden[StateFormat]
 	if !ok || got != want {
 		t.Fatalf("the encoding of format %q is not its golden one: if the encoding changed, change StateFormat and add its golden:\n%q: %q,", StateFormat, StateFormat, got)
@@ -115,25 +126,23 @@ func TestState_aPaceTooSlowForADuration(t *testing.T) {
 }
 
 // FuzzPacer_keepsEveryInvariant drives Pacers with events read from the
-// input, two of them taking up each other's records as a fleet's runs do
-// (the first begins with record, any bytes: one that cannot be read is
-// not taken up) and one alone, and holds every invariant (broken) after
-// each event, and in the pace, which is the model's rate alone. An event
-// is two bytes: what happens and to which Pacer, and a number for it (a
-// time, a request, a Retry-After, a quota's count).
+// input, two of them sharing a store that begins with state (any bytes: a
+// state that cannot be read starts afresh) and one alone, and holds every
+// invariant (broken) after each event: in memory, in the state saved, and
+// in the pace, which is the model's rate alone. An event is two bytes: what
+// happens and to which Pacer, and a number for it (a time, a request, a
+// Retry-After, a quota's count).
 func FuzzPacer_keepsEveryInvariant(f *testing.F) {
-	fresh := record{phase: starting{}}
-	filledRecord := filled()
-	for _, r := range []*record{&fresh, &filledRecord} {
-		f.Add(encodeRecord(r), []byte{1, 0, 1, 0, 0, 50, 3, 0, 5, 0, 1, 0, 0, 200, 2, 0, 5, 0, 0, 255, 0, 255, 2, 0, 5, 0, 7, 0, 15, 0})
+	fresh := state{members: map[string]counts{}, pace: tokenState{limit: StartRate}, model: model{phase: starting{}}}
+	filledState := filled()
+	for _, st := range []*state{&fresh, &filledState} {
+		f.Add(encodeState(st), []byte{1, 0, 1, 0, 0, 50, 3, 0, 5, 0, 1, 0, 0, 200, 2, 0, 5, 0, 0, 255, 0, 255, 2, 0, 5, 0})
 	}
-	f.Add([]byte("BPPACE"), []byte{1, 0, 9, 0, 17, 0, 0, 10, 3, 0, 11, 0, 19, 0, 0, 1, 4, 3, 6, 0, 13, 0, 0, 90, 1, 0, 2, 0, 7, 1})
+	f.Add([]byte("BPPACE"), []byte{1, 0, 9, 0, 17, 0, 0, 10, 3, 0, 11, 0, 19, 0, 0, 1, 4, 3, 6, 0, 13, 0, 0, 90, 1, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, saved, events []byte) {
-		clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-		ps := []*Pacer{defaultPacer(clock), defaultPacer(clock), defaultPacer(clock)}
-		if r, err := decodeRecord(saved); err == nil {
-			ps[0].tell(adopted{r}, clock.now)
-		}
+		clock, store, ps := sharedPacers("a", "b")
+		store.data = saved
+		ps = append(ps, defaultPacer(clock))
 		tickets := make([][]Ticket, len(ps)) // let go and not answered
 		answered := make([][]Ticket, len(ps))
 		for i := 0; i+1 < len(events); i += 2 {
@@ -179,32 +188,30 @@ func FuzzPacer_keepsEveryInvariant(f *testing.F) {
 					p.Release(tk)
 				}
 			case 7:
-				// The other of the first two takes up p's record, as its
-				// run's next word would bring it, grown by n ms of busy.
-				if k < 2 {
-					r := p.record()
-					b := encodeRecord(&r)
-					got, err := decodeRecord(b)
-					if err != nil {
-						t.Fatalf("after event %d, Pacer %d's record cannot be read: %v", i/2, k, err)
-					}
-					other := ps[1-k]
-					other.tell(adopted{got}, clock.now)
-					other.tell(grew{got.grown + time.Duration(n)*time.Millisecond}, clock.now)
-				}
+				store.gone[fmt.Sprint(n%3)] = n%2 == 0
 			}
 			for j, p := range ps {
-				if why := broken(&p.model, paceAt(p, clock.now)); why != "" {
-					t.Fatalf("after event %d, Pacer %d breaks an invariant: %s\n%+v", i/2, j, why, p.model)
+				st := stateAt(p, clock.now)
+				if why := broken(&st); why != "" {
+					t.Fatalf("after event %d, Pacer %d breaks an invariant: %s\n%+v", i/2, j, why, st)
 				}
-				if want := min(rate.Limit(p.rate()), p.ceiling); p.pace.Limit() != want {
+				// A shared Pacer paces as the state it loaded was saved.
+				if want := min(rate.Limit(p.rate()), p.ceiling); p.shared == nil && p.pace.Limit() != want {
 					t.Fatalf("after event %d, Pacer %d paces at %v, not the model's %v", i/2, j, p.pace.Limit(), want)
+				}
+			}
+			// Only what a Pacer saved: the state given may be unreadable.
+			if store.data != nil && !bytes.Equal(store.data, saved) {
+				if _, err := decodeState(store.data); err != nil {
+					t.Fatalf("after event %d, the state saved cannot be read: %v", i/2, err)
 				}
 			}
 		}
 	})
 }
 
+// stateAt is p's model with its pace as it stands at now, as a step
+// would save it but for the members.
 // refusedRate is the rate the model's last cut refused: 0 while starting.
 func refusedRate(m *model) float64 {
 	c, _ := m.curve()
@@ -215,9 +222,8 @@ func refusedRate(m *model) float64 {
 // on the wire while probing.
 func heardOf(m *model) heard { return phaseOnWire(m.phase).heard }
 
-// paceAt is p's pace as it stands at now.
-func paceAt(p *Pacer, now time.Time) tokenState {
-	return tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}
+func stateAt(p *Pacer, now time.Time) state {
+	return state{pace: tokenState{limit: float64(p.pace.Limit()), tokens: p.pace.TokensAt(now), at: now}, model: p.model}
 }
 
 // TestState_aPhaseOnTheWire: the encoding holds every phase's fields side

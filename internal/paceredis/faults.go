@@ -7,8 +7,6 @@ import (
 	"net"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
 )
 
 // Fault is a failure of Redis's that will not pass on its own: the
@@ -39,6 +37,7 @@ func never(err error) string {
 		hostname   x509.HostnameError
 		invalid    x509.CertificateInvalidError
 		op         *net.OpError
+		notAnswer  *shapeError
 		_, moved   = redis.IsMovedError(err)
 		redisWords = func(prefixes ...string) bool {
 			for _, p := range prefixes {
@@ -70,8 +69,13 @@ func never(err error) string {
 		return "sent a certificate for another name than the address's host"
 	case errors.As(err, &op) && op.Op == "remote error": // crypto/tls's word for an alert Redis sent
 		return "refused the TLS handshake (does it want a client certificate? none is offered to Redis)"
-	case errors.Is(err, schedule.ErrShape):
+	case errors.As(err, &notAnswer):
 		return "answered as no Redis does: is it a Redis?"
 	}
 	return ""
 }
+
+// shapeError is an answer to a step's script of a shape it never gives.
+type shapeError struct{}
+
+func (*shapeError) Error() string { return "an answer this store did not ask for" }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -120,8 +121,8 @@ func (s server) admin(t *testing.T, db int) *redis.Client {
 
 // TestStore_everyAddressFormWithTheGuidesACL: every address form the
 // guide and the attribute's doc give works with the user the guide's line
-// makes, over TLS, in database 0 and another: runs meet in one schedule, its
-// key in the database the address names, and nothing is a Fault.
+// makes, over TLS, in database 0 and another: runs meet in one state, its
+// keys in the database the address names, and nothing is a Fault.
 func TestStore_everyAddressFormWithTheGuidesACL(t *testing.T) {
 	s := startRedis(t, true)
 	for i, tc := range []struct {
@@ -131,15 +132,15 @@ func TestStore_everyAddressFormWithTheGuidesACL(t *testing.T) {
 		t.Run("database "+tc.path, func(t *testing.T) {
 			raw, tok := s.url(runner+":"+runnerPW+"@", tc.path), token+strconv.Itoa(i)
 			a, b := open(t, raw, s.roots, tok), open(t, raw, s.roots, tok)
-			if first, err := take(a); err != nil || first != 0 {
-				t.Fatalf("a took slot %d (%v)", first, err)
+			if _, err := save(t, a, "a"); err != nil {
+				t.Fatal(err)
 			}
-			if next, err := take(b); err != nil || next != 1 {
-				t.Fatalf("b took slot %d (%v): want the one after a's", next, err)
+			if was, err := save(t, b, "b"); err != nil || was != "a" {
+				t.Fatalf("b found %q (%v): want a's state", was, err)
 			}
 			name := Name(pace.StateFormat, base, tok)
-			if n := s.admin(t, tc.db).Exists(bg, name+":schedule").Val(); n != 1 {
-				t.Fatalf("no schedule in database %d", tc.db)
+			if n := s.admin(t, tc.db).Exists(bg, name+":state", name+":version", name+":live").Val(); n != 3 {
+				t.Fatalf("%d of the state's three keys in database %d", n, tc.db)
 			}
 			for _, st := range []*Store{a, b} {
 				if err := st.Fault(); err != nil {
@@ -152,11 +153,11 @@ func TestStore_everyAddressFormWithTheGuidesACL(t *testing.T) {
 		d, _ := daemons.Redis(t, true, "requirepass "+runnerPW)
 		for _, path := range []string{"", "/2"} {
 			a, b := open(t, "redis://:"+runnerPW+"@"+d.Addr+path, nil, token), open(t, "redis://:"+runnerPW+"@"+d.Addr+path, nil, token)
-			if _, err := take(a); err != nil {
+			if _, err := save(t, a, "a"); err != nil {
 				t.Fatal(err)
 			}
-			if next, err := take(b); err != nil || next != 1 {
-				t.Fatalf("%s: b took slot %d (%v): want the one after a's", path, next, err)
+			if was, err := save(t, b, "b"); err != nil || was != "a" {
+				t.Fatalf("%s: b found %q (%v): want a's state", path, was, err)
 			}
 		}
 	})
@@ -164,7 +165,7 @@ func TestStore_everyAddressFormWithTheGuidesACL(t *testing.T) {
 
 // TestStore_faultsThatNeverPass: each failure that only a change of the
 // setting or of Redis's set-up ends is the store's Fault, with its cause,
-// and the step fails as for any failure; none shows the password.
+// while the store is away as for any failure; none shows the password.
 func TestStore_faultsThatNeverPass(t *testing.T) {
 	withUser := runner + ":" + runnerPW + "@"
 	for _, tc := range []struct {
@@ -187,7 +188,7 @@ func TestStore_faultsThatNeverPass(t *testing.T) {
 		}},
 		{"a rule without a script's command", "does not let the user run a command", func(t *testing.T) (string, *x509.CertPool) {
 			s := startRedis(t, false)
-			s.admin(t, 0).Do(bg, "ACL", "SETUSER", runner, "-hset")
+			s.admin(t, 0).Do(bg, "ACL", "SETUSER", runner, "-zadd")
 			return s.url(withUser, ""), nil
 		}},
 		{"a rule without the store's keys", "does not let the user run a command", func(t *testing.T) (string, *x509.CertPool) {
@@ -233,9 +234,9 @@ func TestStore_faultsThatNeverPass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, roots := tc.addr(t)
 			st := open(t, raw, roots, token)
-			_, err := take(st)
-			if err == nil {
-				t.Fatal("the step passed: want it failed")
+			_, err := save(t, st, "x")
+			if !errors.Is(err, pace.ErrAway) {
+				t.Fatalf("the step: %v, want the store away", err)
 			}
 			fault := st.Fault()
 			if fault == nil || !strings.Contains(fault.Error(), tc.cause) {
@@ -254,7 +255,7 @@ func TestStore_faultsThatNeverPass(t *testing.T) {
 }
 
 // TestStore_failuresThatPassAreNoFault: a Redis stopped, paused or
-// read-only fails steps for now, and is no Fault.
+// read-only fails steps for now: away, and no Fault.
 func TestStore_failuresThatPassAreNoFault(t *testing.T) {
 	withUser := runner + ":" + runnerPW + "@"
 	for _, tc := range []struct {
@@ -282,8 +283,8 @@ func TestStore_failuresThatPassAreNoFault(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := open(t, tc.addr(t), nil, token)
-			if _, err := take(st); err == nil {
-				t.Fatal("the step passed: want it failed")
+			if _, err := save(t, st, "x"); !errors.Is(err, pace.ErrAway) {
+				t.Fatalf("the step: %v, want the store away", err)
 			}
 			if err := st.Fault(); err != nil {
 				t.Fatalf("fault %v: want none, for a failure that passes", err)

@@ -2,6 +2,7 @@ package paceredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -24,34 +25,43 @@ import (
 	"github.com/browserprofile/terraform-provider-browserprofile/internal/ratelimit"
 )
 
-// TestScale_pacersThroughOneRedis measures the shared pace at the scale
-// of a large organisation's CI: K runs, each a pace.Pacer sharing the
-// fleet's schedule through a Store of its own (its own connections), in
-// one process as goroutines (K processes would not fit on two cores),
-// against a real redis-server on loopback and 2 ms away, each sending
-// reads as Terraform does (ten walkers, 20 to 150 ms between reads) to one
-// limit in the process: a bucket of 50 a second (burst 10), or a quota
-// announced on every answer (100 each 2 s, each window opened by a
-// request, GitHub's headers). Some 2,000 reads a fleet. For each K it
-// prints the slowest and the median run against the ideal (every read at
-// 50 a second), the share refused, the round trips the stores' clients
-// sent per request (every command and each dial), and of them the
-// schedule's takes, reads and learns, Redis's commands, bytes and CPU per
-// request, and the CPU the fleet's own process kept busy. Each request's
-// lateness is how late its walker asked against when it was due to (the
-// end of its pause between reads): the harness's own crowding, which no
-// design of the store causes. A run whose 90th percentile lateness is
-// lateAside or more is set aside: shown, but not counted in the row's
-// slowest, median and refused, which are the medians of the other runs.
+// TestScale_membersThroughOneRedis measures the store at the scale of a
+// large organisation's CI: K members, each a pace.Pacer sharing through a
+// Store of its own (its own connections), in one process as goroutines
+// (K processes would not fit on two cores), against a real redis-server
+// on loopback and 2 ms away, each sending reads as Terraform does (ten
+// walkers, 20 to 150 ms between reads) to one limiter of 50 a second
+// (burst 10) in the process. Some 2,000 reads a fleet. For each K it
+// prints the slowest and the median member against the ideal (every read
+// at 50 a second), the share refused, the steps (scripts Redis ran) and
+// the round trips the store's client sent (every command and pipeline,
+// and each dial: heartbeats, liveness, joining and leaving included) per
+// request, the steps by script, and those the store ended busy or away
+// (pace.ErrBusy, pace.ErrAway, as the store returns them), the requests
+// let go on a process's own copy and how many of them were refused,
+// Redis's commands (those its scripts run included), bytes and CPU per
+// request and the memory it holds, the CPU the fleet's own process kept
+// busy, and how long a save's round trip and a refused step's turn took:
+// where the fleet's process keeps its CPUs busy, its members wait for one,
+// and the round trip grows past the network's. Each request's lateness is
+// how late its walker asked against when it was due to (the end of its
+// pause between reads): the harness's own crowding, which no design of
+// the store causes. A run whose 90th percentile lateness is lateAside or
+// more is set aside: shown, but not counted in the row's slowest, median
+// and refused, which are the medians of the other runs.
+//
+// A second table runs the same fleets against a quota announced on every
+// answer (100 each 2 s, each window opened by a request, GitHub's
+// headers), whose count changes with every answer and so with every step.
 //
 // A measurement, not a target: it runs only with PACE_SCALE=1 (K from
 // PACE_SCALE_K, default 16,64,256; only loopback or 2 ms with
 // PACE_SCALE_NET=loopback or 2; PACE_SCALE_RUNS runs of each row, default
 // 1; only the bucket or the quota with PACE_SCALE_LIMIT=bucket or quota),
 // some minutes a run.
-func TestScale_pacersThroughOneRedis(t *testing.T) {
+func TestScale_membersThroughOneRedis(t *testing.T) {
 	if os.Getenv("PACE_SCALE") == "" {
-		t.Skip("PACE_SCALE=1 measures the shared pace with K runs")
+		t.Skip("PACE_SCALE=1 measures the store with K members")
 	}
 	ks := []int{16, 64, 256}
 	if v := os.Getenv("PACE_SCALE_K"); v != "" {
@@ -77,8 +87,8 @@ func TestScale_pacersThroughOneRedis(t *testing.T) {
 			continue
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "| %s | Redis | slowest | median | refused | each run: slowest, lateness (90th) | round trips / request | of them: takes, reads, learns | commands / request | bytes / request | Redis CPU, one core | fleet's CPU, cores | away / 100 requests |\n", lim.first)
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| %s | Redis | slowest | median | refused | each run: slowest, lateness (90th) | steps / request | round trips / request | of them: saved, stale, liveness, heartbeats, dials | busy steps | away steps | let go unshared, refused of them | commands / request | bytes / request | Redis CPU / request | Redis CPU, one core | memory | fleet's CPU, cores | a save's round trip, a refused step's turn (median, 90th) |\n", lim.first)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, network := range []struct {
 			name   string
 			oneWay time.Duration
@@ -97,9 +107,9 @@ func TestScale_pacersThroughOneRedis(t *testing.T) {
 					all = append(all, runFleet(t, k, "redis://"+addr, d.Addr, lim.new))
 				}
 				r, each := medians(all)
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %.2f | %.2f, %.2f, %.3f | %.1f | %.0f | %.0f%% | %.2f of %d | %.2f |\n",
-					k, network.name, r.slowest, r.median, r.refused, each, r.trips, r.takes, r.reads, r.learns, r.commands, r.bytes, r.cpuShare,
-					r.cores, runtime.GOMAXPROCS(0), r.away)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f, %.1f, %.1f, %.1f, %.1f | %.2f%% | %.2f%% | %.1f%%, %.1f%% | %.0f | %.0f | %.0f µs | %.0f%% | %.1f MB | %.2f of %d | %s |\n",
+					k, network.name, r.slowest, r.median, r.refused, each, r.steps, r.trips, r.saved, r.stale, r.liveness, r.beats, r.dials, r.busy, r.away, r.unshared, r.unsharedRefused, r.commands, r.bytes, r.cpuPerRequest, r.cpuShare, r.memoryMB,
+					r.cores, runtime.GOMAXPROCS(0), r.window)
 			}
 		}
 		t.Log("\n" + b.String())
@@ -195,16 +205,25 @@ type fleetRow struct {
 
 // fleetFigures are one fleet's.
 type fleetFigures struct {
-	slowest, median, refused, trips, commands, bytes, cpuShare float64
-	// The schedule's steps per request, by kind.
-	takes, reads, learns float64
-	// cores is the CPU the fleet's process kept busy.
+	slowest, median, refused, steps, trips, busy, away, commands, bytes, cpuPerRequest, cpuShare, memoryMB float64
+	// The steps per request by script: saves of the state, saves refused
+	// as others saved since (each then tried again), liveness asked of
+	// members (Gone), and heartbeats; and the dials.
+	saved, stale, liveness, beats, dials float64
+	// unshared is the share of requests let go on the process's own copy
+	// of the model (a step busy or away), and unsharedRefused the share
+	// of those refused.
+	unshared, unsharedRefused float64
+	// window is a save's round trip and a refused step's turn, as the
+	// medians and 90th percentiles of scriptCounts'.
+	window string
+	// cores is the CPU the fleet's process kept busy: near all of them,
+	// its steps queue for a CPU between loading the state and saving it,
+	// and more of them find it saved since, which a fleet of machines
+	// would not.
 	cores float64
 	// late is the 90th percentile of the requests' lateness.
 	late time.Duration
-	// away is how often a run found its store away, per 100 requests: a
-	// step that failed, or did not answer within pace.StepWait.
-	away float64
 }
 
 // busyCPU is the CPU time this process has used, as the Go runtime
@@ -225,21 +244,22 @@ func runFleet(t *testing.T, k int, raw, admin string, newLimit func() scaleLimit
 	before := info(t, rdb)
 	reads := max(4, 2000/k)
 	lim := newLimit()
-	var requests, refused, away atomic.Int64
+	var requests, refused, unshared, unsharedRefused atomic.Int64
+	var ended stepCounts
 	var lateMu sync.Mutex
 	var lates []time.Duration
 	tooks := make([]time.Duration, k)
-	// Each process derives the schedule's name (NameIterations of PBKDF2)
-	// on a CPU of its own: here the K derivations would crowd two cores
-	// for seconds as the fleet starts, so they are done before it does.
+	// Each process derives the state's name (NameIterations of PBKDF2) on
+	// a CPU of its own: here the K derivations would crowd two cores for
+	// seconds as the fleet starts, so they are done before it does.
 	stores := make([]*Store, k)
-	var trips tripCounts
+	var scripts scriptCounts
 	for m := range stores {
 		s, err := Open(raw, nil, pace.StateFormat, base, token)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.rdb.AddHook(&trips)
+		s.rdb.AddHook(&storeHook{scriptCounts: &scripts})
 		stores[m] = s
 	}
 	start, cpuStart := time.Now(), busyCPU()
@@ -249,7 +269,7 @@ func runFleet(t *testing.T, k int, raw, admin string, newLimit func() scaleLimit
 			s := stores[m]
 			defer s.Close()
 			p := pace.New(pace.RealClock{}, 8, 0, 30*time.Second)
-			p.Share(s)
+			p.Share(countingStore{Store: s, counts: &ended})
 			rng := rand.New(rand.NewPCG(uint64(m), 1))
 			var rngMu sync.Mutex
 			var next atomic.Int64
@@ -269,13 +289,15 @@ func runFleet(t *testing.T, k int, raw, admin string, newLimit func() scaleLimit
 							if !ok {
 								refused.Add(1)
 							}
-							p.Done(tk, pace.Answer{Refused: !ok, Quota: h})
-							p.Release(tk)
-							for _, e := range p.Events() {
-								if strings.Contains(e.Message, "store is away") {
-									away.Add(1)
+							if !tk.Shared() {
+								unshared.Add(1)
+								if !ok {
+									unsharedRefused.Add(1)
 								}
 							}
+							p.Done(tk, pace.Answer{Refused: !ok, Quota: h})
+							p.Release(tk)
+							p.Events()
 							if ok {
 								break
 							}
@@ -300,23 +322,63 @@ func runFleet(t *testing.T, k int, raw, admin string, newLimit func() scaleLimit
 	wall, cpuUsed := time.Since(start), busyCPU()-cpuStart
 	after := info(t, rdb)
 	n := float64(requests.Load())
+	steps := after["cmdstat_evalsha"] - before["cmdstat_evalsha"]
 	cpu := after["used_cpu_sys"] + after["used_cpu_user"] - before["used_cpu_sys"] - before["used_cpu_user"]
 	ideal := time.Duration(float64(k*reads) / 50 * float64(time.Second))
 	return fleetFigures{
-		slowest:  float64(slices.Max(tooks)) / float64(ideal),
-		median:   float64(median(tooks)) / float64(ideal),
-		refused:  100 * float64(refused.Load()) / n,
-		trips:    float64(trips.trips.Load()) / n,
-		takes:    float64(trips.takes.Load()) / n,
-		reads:    float64(trips.reads.Load()) / n,
-		learns:   float64(trips.learns.Load()) / n,
-		commands: (after["total_commands_processed"] - before["total_commands_processed"]) / n,
-		bytes:    (after["total_net_input_bytes"] + after["total_net_output_bytes"] - before["total_net_input_bytes"] - before["total_net_output_bytes"]) / n,
-		cpuShare: 100 * cpu / wall.Seconds(),
-		cores:    cpuUsed / wall.Seconds(),
-		late:     percentile(lates, 0.9),
-		away:     100 * float64(away.Load()) / n,
+		slowest:         float64(slices.Max(tooks)) / float64(ideal),
+		median:          float64(median(tooks)) / float64(ideal),
+		refused:         100 * float64(refused.Load()) / n,
+		steps:           steps / n,
+		trips:           float64(scripts.trips.Load()) / n,
+		busy:            100 * float64(ended.busy.Load()) / max(float64(ended.steps.Load()), 1),
+		away:            100 * float64(ended.away.Load()) / max(float64(ended.steps.Load()), 1),
+		commands:        (after["total_commands_processed"] - before["total_commands_processed"]) / n,
+		bytes:           (after["total_net_input_bytes"] + after["total_net_output_bytes"] - before["total_net_input_bytes"] - before["total_net_output_bytes"]) / n,
+		cpuPerRequest:   cpu / n * 1e6,
+		cpuShare:        100 * cpu / wall.Seconds(),
+		memoryMB:        after["used_memory"] / (1 << 20),
+		cores:           cpuUsed / wall.Seconds(),
+		saved:           float64(scripts.saved.Load()) / n,
+		stale:           float64(scripts.stale.Load()) / n,
+		liveness:        float64(scripts.liveness.Load()) / n,
+		beats:           float64(scripts.beats.Load()) / n,
+		dials:           float64(scripts.dials.Load()) / n,
+		unshared:        100 * float64(unshared.Load()) / n,
+		unsharedRefused: 100 * float64(unsharedRefused.Load()) / max(float64(unshared.Load()), 1),
+		window:          fmt.Sprintf("%s, %s", spread(scripts.saveTrips), spread(scripts.turns)),
+		late:            percentile(lates, 0.9),
 	}
+}
+
+// stepCounts are a fleet's steps as its stores ended them.
+type stepCounts struct{ steps, busy, away atomic.Int64 }
+
+// countingStore is a member's Store as its Pacer shares it, counting each
+// step by the error the store ended it with: pace.ErrBusy (its saves
+// refused, as others saved first, for all of StepWait) and pace.ErrAway.
+type countingStore struct {
+	*Store
+	counts *stepCounts
+}
+
+func (c countingStore) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
+	return c.count(c.Store.Update(ctx, f))
+}
+
+func (c countingStore) UpdateInPlace(ctx context.Context, f func([]byte) ([]byte, bool, error)) error {
+	return c.count(c.Store.UpdateInPlace(ctx, f))
+}
+
+func (c countingStore) count(err error) error {
+	c.counts.steps.Add(1)
+	switch {
+	case errors.Is(err, pace.ErrBusy):
+		c.counts.busy.Add(1)
+	case errors.Is(err, pace.ErrAway):
+		c.counts.away.Add(1)
+	}
+	return err
 }
 
 // percentile is ds' p-th quantile (0 for none).
@@ -328,39 +390,95 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(p*float64(len(s))))]
 }
 
-// tripCounts counts every round trip a fleet's stores' clients send, and
-// the schedule's steps by kind: a redis.Hook.
-type tripCounts struct{ trips, takes, reads, learns atomic.Int64 }
+// spread is the median and 90th percentile of ds, to the microsecond.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := slices.Sorted(slices.Values(ds))
+	return fmt.Sprintf("%s (%s)", s[len(s)/2].Round(time.Microsecond), s[len(s)*9/10].Round(time.Microsecond))
+}
 
-func (c *tripCounts) DialHook(next redis.DialHook) redis.DialHook {
+// scriptCounts counts a fleet's scripts as its stores run them, and
+// every round trip their clients send: a redis.Hook.
+type scriptCounts struct {
+	saved, stale, liveness, beats, dials, trips atomic.Int64
+	// A save's round trip, and a refused step's turn: the time from a
+	// save refused after one that landed to the next try, which waits for
+	// nothing but the step run again on the state saved since (a member
+	// with a CPU of its own does it in microseconds); not a slight one's,
+	// after which no try follows, nor one whose step, run again, turned
+	// slight and ended (the next try is another step's).
+	mu               sync.Mutex
+	saveTrips, turns []time.Duration
+}
+
+// storeHook counts one store's scripts into the fleet's. Its own fields
+// need no lock: a store runs one save at a time, under its own.
+type storeHook struct {
+	*scriptCounts
+	staleAt  time.Time       // when a save came back refused after one that landed, until the next try
+	staleFor context.Context // and the step's: a try of another step is no turn
+	inRow    int             // its saves refused in a row
+}
+
+func (c *storeHook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c.dials.Add(1)
 		c.trips.Add(1)
 		return next(ctx, network, addr)
 	}
 }
 
-func (c *tripCounts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (c *storeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.trips.Add(1)
 		return next(ctx, cmds)
 	}
 }
 
-func (c *tripCounts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (c *storeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.trips.Add(1)
-		// EVALSHA sha 1 key kind ...: the step's kind.
-		if args := cmd.Args(); len(args) > 4 && strings.EqualFold(cmd.Name(), "evalsha") {
-			switch args[4] {
-			case "take":
-				c.takes.Add(1)
-			case "read":
-				c.reads.Add(1)
-			case "learn":
-				c.learns.Add(1)
-			}
+		began := time.Now()
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if err != nil || len(args) < 2 || !strings.EqualFold(cmd.Name(), "evalsha") {
+			return err
 		}
-		return next(ctx, cmd)
+		switch args[1] {
+		case saveIf.Hash():
+			var res []any
+			if rc, ok := cmd.(*redis.Cmd); ok {
+				res, _ = rc.Slice()
+			}
+			c.mu.Lock()
+			c.saveTrips = append(c.saveTrips, time.Since(began))
+			if !c.staleAt.IsZero() && ctx == c.staleFor {
+				c.turns = append(c.turns, began.Sub(c.staleAt))
+			}
+			c.mu.Unlock()
+			c.staleAt, c.staleFor = time.Time{}, nil
+			switch {
+			case len(res) > 0 && res[0] == int64(1):
+				c.saved.Add(1)
+				c.inRow = 0
+			case args[len(args)-1] == "1":
+				// A slight step refused ends there, keeping the state
+				// it found: no try follows.
+				c.stale.Add(1)
+			default:
+				c.stale.Add(1)
+				if c.inRow++; c.inRow == 1 {
+					c.staleAt, c.staleFor = time.Now(), ctx
+				}
+			}
+		case silentIn.Hash():
+			c.liveness.Add(1)
+		case beat.Hash():
+			c.beats.Add(1)
+		}
+		return err
 	}
 }
 

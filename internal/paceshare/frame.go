@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 // The state in its checked frame: opened under the step's lock, read
@@ -36,7 +36,7 @@ func (s *Store) openState() error {
 const frame = "BPSTATE1"
 
 // read returns the state in its frame: nil when the file is empty, and
-// nil with schedule.ErrHealed when it is damaged.
+// nil with pace.ErrHealed when it is damaged.
 func (s *Store) read() ([]byte, error) {
 	info, err := s.state.Stat()
 	if err != nil || info.Size() == 0 {
@@ -48,11 +48,11 @@ func (s *Store) read() ([]byte, error) {
 	}
 	head := len(frame) + 8
 	if len(b) < head || string(b[:len(frame)]) != frame {
-		return nil, fmt.Errorf("%w: %s is not a state this provider wrote", schedule.ErrHealed, s.state.Name())
+		return nil, fmt.Errorf("%w: %s is not a state this provider wrote", pace.ErrHealed, s.state.Name())
 	}
 	n, sum := binary.BigEndian.Uint32(b[len(frame):]), binary.BigEndian.Uint32(b[len(frame)+4:])
 	if uint64(n) > uint64(len(b)-head) || crc32.ChecksumIEEE(b[head:head+int(n)]) != sum {
-		return nil, fmt.Errorf("%w: %s is cut short or changed", schedule.ErrHealed, s.state.Name())
+		return nil, fmt.Errorf("%w: %s is cut short or changed", pace.ErrHealed, s.state.Name())
 	}
 	return b[head : head+int(n)], nil
 }

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 // TestUpdate_healsADamagedState: a state cut short, changed, or not one
 // is read as none, the step's state replaces it, and Update says so
-// (schedule.ErrHealed), once; what
+// (pace.ErrHealed), once; what
 // follows a whole state (a longer one's end, left by a process that died
 // between its write and the truncation) is ignored.
 func TestUpdate_healsADamagedState(t *testing.T) {
@@ -35,7 +35,7 @@ func TestUpdate_healsADamagedState(t *testing.T) {
 		var got []byte
 		healed := s.Update(bg, func(b []byte) ([]byte, error) { got = b; return []byte("healed"), nil })
 		switch {
-		case healed != nil && !errors.Is(healed, schedule.ErrHealed):
+		case healed != nil && !errors.Is(healed, pace.ErrHealed):
 			t.Errorf("%s: %v", name, healed)
 		case c.want != "" && (got != nil || healed == nil || !strings.Contains(healed.Error(), c.want)):
 			t.Errorf("%s: read %q, healed %v: want none read, and it said %q", name, got, healed, c.want)

@@ -1,8 +1,7 @@
-// Package paceshare keeps, on local disk, the schedule (internal/schedule)
-// by which provider processes on one machine share a pace when they talk
-// to one service with the same credentials. No daemon: each process reads
-// and writes the state (the schedule's bytes) under a file lock, for the
-// few microseconds a step takes.
+// Package paceshare keeps, on local disk, the pace (internal/pace) that
+// provider processes on one machine share when they talk to one service
+// with the same credentials. No daemon: each process reads and writes the
+// state under a file lock, for the few microseconds a step takes.
 //
 // The directory must be the user's own: owned by the user and writable by
 // nobody else, under parents that are the user's or root's and that others
@@ -27,10 +26,15 @@
 //     process that dies. A step waits for it at most LockWait: a process
 //     stopped while it holds the lock (Ctrl-Z, a paused job) holds the
 //     others no longer (ErrBusy).
+//   - NAME.MEMBER.live, one per process, locked for the process's life and
+//     rewritten every Heartbeat with the time: a member whose file another
+//     process can lock has ended, and one whose time is older than Silent
+//     is stopped; the requests in flight of either no longer count
+//     (pace.LivenessEvery). It is made and locked under another name, then
+//     renamed, so that no process sees it before it is locked.
 //
-// A process that opens a store removes the states no process touched for
-// KeepUnused, and the liveness files of processes that ended that earlier
-// versions of the provider kept (NAME.MEMBER.live). Removing a state takes
+// A process that joins removes the liveness files of processes that ended,
+// and the states no process touched for KeepUnused. Removing a state takes
 // its lock, and every step checks, once it holds the lock, that the names
 // it locked and holds open are still the ones in the directory, opening
 // them afresh if not: processes that join while an old state is swept
@@ -52,7 +56,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/browserprofile/terraform-provider-browserprofile/internal/schedule"
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 // The store's times.
@@ -60,6 +64,11 @@ const (
 	// LockWait bounds a step's wait for the state's lock, held for
 	// microseconds by a running process, for ever by a stopped one.
 	LockWait = 250 * time.Millisecond
+	// Heartbeat is how often a process writes the time to its liveness
+	// file, and Silent how old that time is when the process is taken to
+	// be stopped: its requests in flight no longer count.
+	Heartbeat = time.Second
+	Silent    = 5 * time.Second
 	// KeepUnused is how long a state no process touched is kept: the
 	// states of credentials no longer used, or of stand-ins on ports long
 	// closed, go.
@@ -70,16 +79,21 @@ const (
 )
 
 // ErrBusy is a step that did not get the state's lock within LockWait.
-var ErrBusy = fmt.Errorf("another run has held the lock for longer than %s", LockWait)
+var ErrBusy = fmt.Errorf("another run has held the lock for longer than %s: %w", LockWait, pace.ErrBusy)
 
-// Store is one process's view of a state shared on disk: the bytes of the
-// fleet's schedule (schedule.Locked's Updater).
+// Store is one process's view of a shared state (pace.Shared).
 type Store struct {
-	dir, name string
+	dir, name, member string
 
 	mu      sync.Mutex
 	state   *os.File      // NAME.state, open from one step to the next
 	pending chan struct{} // held while a lock taken too late is still awaited
+
+	live   *flock.Flock // NAME.MEMBER.live's lock, held until Close
+	beat   *os.File     // NAME.MEMBER.live, where the heartbeat writes
+	stop   chan struct{}
+	closed sync.WaitGroup
+	close  sync.Once
 }
 
 // Open joins the state shared by the processes that talk to base with
@@ -101,15 +115,25 @@ func Open(dir, format, base, token string) (*Store, error) {
 	s := &Store{
 		dir:     dir,
 		name:    hex.EncodeToString(mac.Sum(nil)[:16]) + "-v" + format,
+		member:  randomHex(8),
 		pending: make(chan struct{}, 1),
+		stop:    make(chan struct{}),
 	}
 	s.sweep()
+	if err := s.join(); err != nil {
+		return nil, err
+	}
+	s.closed.Add(1)
+	go s.heartbeat()
 	return s, nil
 }
 
+// Member names this process among those sharing the state.
+func (s *Store) Member() string { return s.member }
+
 // Update calls f with the state last saved (nil when there is none, or
 // when it was damaged: what f returns replaces it, and Update says so with
-// schedule.ErrHealed) under the state's lock, and saves what f returns unless
+// pace.ErrHealed) under the state's lock, and saves what f returns unless
 // it fails. It waits for the lock at most LockWait (ErrBusy), and no longer
 // than ctx.
 func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) error {
@@ -124,7 +148,7 @@ func (s *Store) Update(ctx context.Context, f func([]byte) ([]byte, error)) erro
 		return err
 	}
 	saved, healed := s.read()
-	if healed != nil && !errors.Is(healed, schedule.ErrHealed) {
+	if healed != nil && !errors.Is(healed, pace.ErrHealed) {
 		return healed
 	}
 	next, err := f(saved)
@@ -204,15 +228,21 @@ func same(held interface{ Stat() (fs.FileInfo, error) }, path string) bool {
 	return err == nil && os.SameFile(info, named)
 }
 
-// Close closes the state's file.
+// Close leaves the state: the heartbeat stops and this process's liveness
+// file goes. A process that ends without it leaves the file to the next
+// one that joins, which finds it unlocked.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state == nil {
-		return nil
-	}
-	err := s.state.Close()
-	s.state = nil
+	var err error
+	s.close.Do(func() {
+		close(s.stop)
+		s.closed.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.state != nil {
+			err = s.state.Close()
+		}
+		err = errors.Join(err, os.Remove(s.livePath(s.member)), s.live.Close(), s.beat.Close())
+	})
 	return err
 }
 

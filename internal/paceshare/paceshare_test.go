@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/browserprofile/terraform-provider-browserprofile/internal/pace"
 )
 
 const (
@@ -31,8 +35,8 @@ func TestOpen_sameCredentialsMeet(t *testing.T) {
 	dir := t.TempDir()
 	a, b := open(t, dir, "https://api.example.test", token), open(t, dir, "https://api.example.test", token)
 	other, elsewhere := open(t, dir, "https://api.example.test", token+"2"), open(t, dir, "https://eu.example.test", token)
-	if a.name != b.name {
-		t.Fatalf("one credential, names %s and %s", a.name, b.name)
+	if a.name != b.name || a.member == b.member {
+		t.Fatalf("one credential, names %s and %s, members %s and %s", a.name, b.name, a.member, b.member)
 	}
 	if other.name == a.name || elsewhere.name == a.name {
 		t.Fatal("another token or address shares the state")
@@ -97,12 +101,12 @@ func TestUpdate_failedStepSavesNothing(t *testing.T) {
 func TestUpdate_aHeldLockHoldsNoOne(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, "https://api.example.test", token)
-	holder := helper(t, dir, "hold")
-	if err := s.Update(bg, func(b []byte) ([]byte, error) { return b, nil }); !errors.Is(err, ErrBusy) {
+	holder, _ := helper(t, dir, "hold")
+	if err := s.Update(bg, func(b []byte) ([]byte, error) { return b, nil }); !errors.Is(err, pace.ErrBusy) {
 		t.Fatalf("a step under a held lock: %v, want it busy", err)
 	}
 	// A step while the last one's attempt still waits does not wait.
-	if err := s.Update(bg, func(b []byte) ([]byte, error) { return b, nil }); !errors.Is(err, ErrBusy) {
+	if err := s.Update(bg, func(b []byte) ([]byte, error) { return b, nil }); !errors.Is(err, pace.ErrBusy) {
 		t.Fatalf("a second step under a held lock: %v, want it busy", err)
 	}
 	other := open(t, dir, "https://api.example.test", token)
@@ -116,7 +120,7 @@ func TestUpdate_aHeldLockHoldsNoOne(t *testing.T) {
 	ran := false
 	for deadline := time.Now().Add(10 * time.Second); !ran && time.Now().Before(deadline); {
 		err := s.Update(bg, func([]byte) ([]byte, error) { ran = true; return []byte("shared"), nil })
-		if err != nil && !errors.Is(err, ErrBusy) {
+		if err != nil && !errors.Is(err, pace.ErrBusy) {
 			t.Fatal(err)
 		}
 	}
@@ -161,6 +165,9 @@ func TestOpen_joinersMeetInOneState(t *testing.T) {
 	if got := string(b[len(frame)+8:]); got != strconv.Itoa(joiners+1) {
 		t.Fatalf("the state counts %s steps of %d: some stepped in a state of their own", got, joiners+1)
 	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.live")); len(files) != joiners+1 {
+		t.Fatalf("%d liveness files: want one for each of the %d stores", len(files), joiners+1)
+	}
 }
 
 // TestOpen_formatsApart: stores of one credential in two formats keep
@@ -203,8 +210,8 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-// TestHelperMember opens a store and stays until killed; in mode "hold",
-// it holds the state's lock.
+// TestHelperMember joins a state and holds its place until killed; in
+// mode "hold", it holds the state's lock too.
 func TestHelperMember(t *testing.T) {
 	dir := os.Getenv("PACESHARE_HELPER_DIR")
 	if dir == "" {
@@ -219,14 +226,14 @@ func TestHelperMember(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fmt.Println("open")
+	fmt.Println(s.Member())
 	select {}
 }
 
 // helper starts this test binary as another process sharing dir, in mode
-// "hold" (it holds the state's lock until killed), and returns it once it
-// has opened its store.
-func helper(t *testing.T, dir, mode string) *exec.Cmd {
+// "member" (joins, and holds its place until killed) or "hold" (also holds
+// the state's lock), and returns it and its member's name.
+func helper(t *testing.T, dir, mode string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMember$")
 	cmd.Env = append(os.Environ(), "PACESHARE_HELPER_DIR="+dir, "PACESHARE_HELPER_MODE="+mode)
@@ -239,10 +246,11 @@ func helper(t *testing.T, dir, mode string) *exec.Cmd {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
 		t.Fatal(err)
 	}
-	return cmd
+	return cmd, strings.TrimSpace(line)
 }
 
 func mkdir(t *testing.T, dir string, mode os.FileMode) {

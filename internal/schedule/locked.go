@@ -27,33 +27,25 @@ type Locked struct {
 // NewLocked is the schedule u keeps, by now's clock.
 func NewLocked(u Updater, now func() time.Time) *Locked { return &Locked{u: u, now: now} }
 
-// ErrHealed is what an Updater returns (wrapped) when what it kept was
-// damaged: it gave nil in its place, and saved the step's.
-var ErrHealed = errors.New("the shared schedule was damaged and is started afresh")
-
-// Step runs a under the store's lock (State.Step). A schedule damaged, or
-// bytes that are no schedule (another format's), give way to a fresh one:
-// the fleet starts its schedule again, as after a store that lost it.
+// Step runs a under the store's lock (State.Step).
 func (l *Locked) Step(ctx context.Context, a Ask) (Word, error) {
 	var w Word
 	err := l.u.Update(ctx, func(saved []byte) ([]byte, error) {
+		// Bytes that are no schedule (another format's, or damaged) give
+		// way to a fresh one, as a damaged state does.
 		s, _ := ParseState(saved)
 		w = s.Step(l.now().UnixMicro(), a)
 		return s.AppendBinary(nil), nil
 	})
-	if errors.Is(err, ErrHealed) {
-		err = nil
-	}
 	return w, err
 }
 
 // stateFormat opens a State's encoding.
-const stateFormat = 3
+const stateFormat = 2
 
 // numbers are s's numbers in their encoding's order.
 func (s *State) numbers() []*int64 {
-	n := []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &s.Busy, &s.LastAt, &s.Tenth, &s.InARow, &s.Most,
-		&s.QuotaLeft, &s.QuotaReset}
+	n := []*int64{&s.Version, &s.Gap, &s.AnchorAt, &s.AnchorIdx, &s.NextIdx, &s.Busy, &s.LastAt, &s.Tenth, &s.InARow, &s.Most}
 	for i := range s.Accepted {
 		n = append(n, &s.Accepted[i])
 	}

@@ -61,10 +61,6 @@ func TestRedis_isTheModel(t *testing.T) {
 		if rnd.IntN(2) == 0 {
 			a.Told = Answers{Accepted: int64(rnd.IntN(4) - 1), Refused: int64(rnd.IntN(3)), Tail: int64(rnd.IntN(4) - 1)}
 		}
-		if rnd.IntN(3) == 0 { // a quota of this window, the next, or the one before
-			a.Told.QuotaLeft = int64(rnd.IntN(102) - 1)
-			a.Told.QuotaReset = model.LastAt + int64(rnd.IntN(5)-2)*SameWindow + int64(rnd.IntN(SameWindow/2))
-		}
 		if rnd.IntN(10) == 0 && model.Tenth > 0 {
 			age(int64(rnd.IntN(12) + 1))
 		}

@@ -84,14 +84,7 @@ type State struct {
 	Accepted     [10]int64
 	Tenth        int64
 	InARow, Most int64
-	// The announced quota as told: the least remaining any run was told
-	// of the latest window, and that window's reset (0: none told).
-	QuotaLeft, QuotaReset int64
 }
-
-// SameWindow is how close two resets are for one quota window's, in
-// microseconds: resets given as seconds from now drift by their rounding.
-const SameWindow = 1_000_000
 
 // Tenths is a tenth of a second in microseconds: the accepted are counted
 // in tenths, so the last second's are those of the last ten.
@@ -143,9 +136,6 @@ func (s *State) Read(now int64) { s.count(now) }
 // of them when none was accepted).
 type Answers struct {
 	Accepted, Refused, Tail int64
-	// The quota the run's latest answer announced: its remaining count,
-	// and its reset in microseconds of the store's clock (0: none).
-	QuotaLeft, QuotaReset int64
 }
 
 // Tell counts a run's answers at now: the accepted in now's tenth (those
@@ -169,19 +159,6 @@ func (s *State) Tell(now int64, a Answers) {
 		s.InARow = a.Tail
 	} else {
 		s.InARow += a.Refused
-	}
-	s.tellQuota(a.QuotaLeft, a.QuotaReset)
-}
-
-// tellQuota counts a quota announced: a later window's replaces the one
-// kept, and the same window's lowers its count. Counts below 0 are none.
-func (s *State) tellQuota(left, reset int64) {
-	switch {
-	case reset <= 0:
-	case reset >= s.QuotaReset+SameWindow:
-		s.QuotaLeft, s.QuotaReset = max(left, 0), reset
-	case reset > s.QuotaReset-SameWindow:
-		s.QuotaLeft = min(s.QuotaLeft, max(left, 0))
 	}
 }
 
@@ -262,11 +239,8 @@ type Word struct {
 	// learn's outcome: 1 saved, 0 refused; -1 for a read.
 	First int64
 	// The fleet's answers: accepted over the last second, refused in a
-	// row, and the most a second accepted as a refusal was told; and the
-	// quota's least remaining count told of its latest window, and its
-	// reset (0: none).
+	// row, and the most a second accepted as a refusal was told.
 	Accepted, InARow, Most int64
-	QuotaLeft, QuotaReset  int64
 }
 
 // Due is when slot i is due by the word.
@@ -289,7 +263,7 @@ func (s *State) Step(now int64, a Ask) Word {
 		s.Read(now)
 	}
 	w := Word{Now: now, Version: s.Version, Gap: s.Gap, AnchorAt: s.AnchorAt, AnchorIdx: s.AnchorIdx, Busy: s.Busy, First: first,
-		Accepted: s.acceptedInASecond(), InARow: s.InARow, Most: s.Most, QuotaLeft: s.QuotaLeft, QuotaReset: s.QuotaReset}
+		Accepted: s.acceptedInASecond(), InARow: s.InARow, Most: s.Most}
 	if known != s.Version {
 		w.Learnt = bytes.Clone(s.Learnt)
 		if w.Learnt == nil {

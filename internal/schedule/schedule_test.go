@@ -115,20 +115,6 @@ func TestState_rules(t *testing.T) {
 		{"counts below 0 are none, and the tail at most the refusals",
 			told, func(s *State) int64 { s.Tell(5_030_000, Answers{Accepted: -4, Refused: 1, Tail: 9}); return s.InARow },
 			with(told, func(s *State) { s.InARow, s.Most = 2, 5 }), 2},
-		{"a later window's quota replaces the one kept",
-			told, func(s *State) int64 {
-				s.Tell(5_030_000, Answers{QuotaLeft: 99, QuotaReset: 9_000_000})
-				return s.QuotaLeft
-			},
-			with(told, func(s *State) { s.QuotaLeft, s.QuotaReset = 99, 9_000_000 }), 99},
-		{"the same window's quota lowers its count; an earlier window's is old news",
-			with(told, func(s *State) { s.QuotaLeft, s.QuotaReset = 40, 9_000_000 }), func(s *State) int64 {
-				s.Tell(5_030_000, Answers{QuotaLeft: 30, QuotaReset: 9_400_000})
-				s.Tell(5_030_000, Answers{QuotaLeft: 35, QuotaReset: 8_900_000})
-				s.Tell(5_030_000, Answers{QuotaLeft: 1, QuotaReset: 7_000_000})
-				return s.QuotaLeft
-			},
-			with(told, func(s *State) { s.QuotaLeft, s.QuotaReset = 30, 9_000_000 }), 30},
 		{"a clock that went back counts in the latest tenth",
 			told, func(s *State) int64 { s.Tell(4_000_000, Answers{Accepted: 1}); return s.acceptedInASecond() },
 			with(told, func(s *State) { s.Accepted[0], s.InARow = 3, 0 }), 6},

@@ -52,7 +52,6 @@ type Taker struct {
 	mu      sync.Mutex
 	word    Word          // the last word, its Learnt dropped
 	heard   time.Time     // when it came
-	renewed chan struct{} // closed, and replaced, when a word is taken up
 	offset  time.Duration // the store's clock less this one
 	trip    time.Duration // the last step's round trip
 	queue   []*waiter     // requests with no slot yet, first come first
@@ -67,10 +66,6 @@ type Taker struct {
 	refused, tail int64
 	untold        time.Time
 	telling       bool
-	// The quota heard since the last step: the least remaining of the
-	// latest window, and its reset (zero for none).
-	quotaLeft  int
-	quotaReset time.Time
 
 	// The store is left alone until awayTil, after awayWhy, for awayFor;
 	// the back-off began at awaySince.
@@ -87,12 +82,8 @@ type Taker struct {
 // Config is a Taker's.
 type Config struct {
 	// Fresh is how long a word from the store is taken to be current;
-	// StepWait bounds each step's wait on the store. A request whose slot
-	// is further off than Fresh reads the schedule again halfway to it
-	// from the last word, Recheck after it at the soonest (0: only a round
-	// trip before its slot): a new gap, or a pause ended, may bring it
-	// nearer.
-	Fresh, StepWait, Recheck time.Duration
+	// StepWait bounds each step's wait on the store.
+	Fresh, StepWait time.Duration
 	// Away is how long the store is left alone after a step failed,
 	// doubled with each failure in a row up to AwayMost; 0 never leaves
 	// it alone.
@@ -102,18 +93,14 @@ type Config struct {
 	// time, each version once and in order.
 	News func(version int64, learnt []byte)
 	// Gap, when not nil, is the gap this run's pace sets after the
-	// schedule was busy for busy since the learn of version: each take
-	// sets it, the pace as it grew. It is called outside the Taker's lock.
-	Gap func(version int64, busy time.Duration) time.Duration
+	// schedule was busy for busy since the last learn: each take sets it,
+	// the pace as it grew.
+	Gap func(busy time.Duration) time.Duration
 }
 
 // ErrAway is a step the Taker did not ask of the store, left alone after
 // a failure (Config.Away); it wraps that failure.
 var ErrAway = errors.New("the schedule's store is left alone after a failure")
-
-// ErrPastDeadline is Wait's answer when the slot it took is due after
-// ctx's deadline: it is handed back, for the run's next request.
-var ErrPastDeadline = errors.New("the slot is due after the deadline")
 
 type waiter struct {
 	slot  int64 // -1 until the take gives one
@@ -124,7 +111,7 @@ type waiter struct {
 
 // NewTaker waits on store's schedule by clock.
 func NewTaker(store Store, clock Clock, cfg Config) *Taker {
-	return &Taker{store: store, clock: clock, cfg: cfg, renewed: make(chan struct{})}
+	return &Taker{store: store, clock: clock, cfg: cfg}
 }
 
 // Version is the version of what was learnt as this run last heard it.
@@ -142,6 +129,74 @@ func (t *Taker) Last() Word {
 	return t.word
 }
 
+// TellWithin is the longest an answer waits for a step to tell it: a
+// tenth of a second, the fleet's count's grain.
+const TellWithin = Tenths * time.Microsecond
+
+// Heard counts the service's answer to one of this run's requests, for
+// the next step to tell, within TellWithin.
+func (t *Taker) Heard(refused bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.clock.Now()
+	if refused {
+		t.refused++
+		t.tail++
+	} else {
+		t.dropOld(now)
+		t.accepted = append(t.accepted, now)
+		t.tail = 0
+	}
+	if t.untold.IsZero() {
+		t.untold = now
+	}
+	if !t.telling {
+		t.telling = true
+		go t.tellLater()
+	}
+}
+
+// tellLater tells the answers held in a read of their own, once
+// TellWithin has passed since the first came, unless a step told them
+// first.
+func (t *Taker) tellLater() {
+	for {
+		t.mu.Lock()
+		if t.untold.IsZero() {
+			t.telling = false
+			t.mu.Unlock()
+			return
+		}
+		wait := t.untold.Add(TellWithin).Sub(t.clock.Now())
+		if wait <= 0 {
+			t.telling = false
+			known := t.word.Version
+			t.mu.Unlock()
+			_, _ = t.step(Ask{Kind: Read, Known: known})
+			return
+		}
+		t.mu.Unlock()
+		<-t.clock.After(wait)
+	}
+}
+
+// answers are the answers to tell at now, taken from those held. t.mu
+// is held.
+func (t *Taker) answers(now time.Time) Answers {
+	t.dropOld(now)
+	a := Answers{Accepted: int64(len(t.accepted)), Refused: t.refused, Tail: t.tail}
+	t.accepted, t.refused, t.tail, t.untold = t.accepted[:0], 0, 0, time.Time{}
+	return a
+}
+
+// dropOld drops the acceptances held that are more than a second old at
+// now: the fleet counts the last second's, so they are never told. t.mu
+// is held.
+func (t *Taker) dropOld(now time.Time) {
+	i, _ := slices.BinarySearchFunc(t.accepted, now.Add(-time.Second), time.Time.Compare)
+	t.accepted = t.accepted[i:]
+}
+
 // Slot is a request's place in the schedule, and when it was due by this
 // run's clock.
 type Slot struct {
@@ -150,17 +205,14 @@ type Slot struct {
 }
 
 // Wait returns when a slot of this run's is due: the slot, or the store's
-// error (the request did not wait on the schedule), or ctx's; at once
-// ErrPastDeadline when the slot is due after ctx's deadline.
+// error (the request did not wait on the schedule), or ctx's.
 func (t *Taker) Wait(ctx context.Context) (Slot, error) {
 	slot, err := t.slot(ctx)
 	if err != nil {
 		return Slot{}, err
 	}
-	read := false // the last word is a read of this wait's own
 	for {
 		t.mu.Lock()
-		renewed := t.renewed
 		due := t.local(slot)
 		// A slot due later than Fresh after the last word is read a round
 		// trip ahead of its time, so that it goes on time.
@@ -168,33 +220,11 @@ func (t *Taker) Wait(ctx context.Context) (Slot, error) {
 		wait := due.Sub(t.clock.Now())
 		if stale {
 			wait -= t.trip
-			if t.cfg.Recheck > 0 {
-				// A new gap may have brought it nearer: read halfway to it
-				// from the last word, no sooner than Recheck after it, so
-				// that a far slot costs a few reads, not one a Recheck.
-				next := t.heard.Add(max(t.cfg.Recheck, due.Sub(t.heard)/2))
-				wait = min(wait, next.Sub(t.clock.Now()))
-			}
 		}
 		t.mu.Unlock()
-		if deadline, ok := ctx.Deadline(); ok && due.After(deadline) {
-			if stale && !read { // a word read now may bring it nearer
-				if err := t.read(ctx); err != nil {
-					t.handBack(slot)
-					return Slot{}, err
-				}
-				read = true
-				continue
-			}
-			t.handBack(slot)
-			return Slot{}, ErrPastDeadline
-		}
 		if wait > 0 {
-			// A word taken up meanwhile may bring the slot nearer: a
-			// new gap spaces the slots not yet due again.
 			select {
 			case <-t.clock.After(wait):
-			case <-renewed:
 			case <-ctx.Done():
 				t.handBack(slot)
 				return Slot{}, ctx.Err()
@@ -208,7 +238,6 @@ func (t *Taker) Wait(ctx context.Context) (Slot, error) {
 			t.handBack(slot)
 			return Slot{}, err
 		}
-		read = true
 	}
 }
 
@@ -258,13 +287,11 @@ func (t *Taker) take() {
 			t.mu.Unlock()
 			return
 		}
-		known, busy, gap := t.word.Version, time.Duration(t.word.Busy)*time.Microsecond, time.Duration(-1)
-		t.mu.Unlock()
-		// Outside the lock: the pace that tells the gap holds its own
-		// while it tells the Taker its answers.
+		known, gap := t.word.Version, time.Duration(-1)
 		if t.cfg.Gap != nil {
-			gap = t.cfg.Gap(known, busy)
+			gap = t.cfg.Gap(time.Duration(t.word.Busy) * time.Microsecond)
 		}
+		t.mu.Unlock()
 		w, err := t.step(Ask{Kind: Take, Known: known, N: len(asked), Gap: gap})
 		t.mu.Lock()
 		for i, q := range asked {
@@ -361,8 +388,6 @@ func (t *Taker) step(a Ask) (Word, error) {
 		t.offset = time.UnixMicro(w.Now).Sub(mid)
 		t.word, t.heard, t.trip = w, came, came.Sub(sent)
 		t.word.Learnt = nil
-		close(t.renewed)
-		t.renewed = make(chan struct{})
 	}
 	t.mu.Unlock()
 	if news && t.cfg.News != nil {
@@ -392,10 +417,6 @@ func (t *Taker) leaveAlone(sent, now time.Time, err error) {
 func (t *Taker) local(slot int64) time.Time {
 	return time.UnixMicro(t.word.Due(slot)).Add(-t.offset)
 }
-
-// Keep hands back a slot Wait gave whose request did not go: the run's
-// next request takes it.
-func (t *Taker) Keep(s Slot) { t.handBack(s.Index) }
 
 // handBack keeps slot for the next request: its own gave up.
 func (t *Taker) handBack(slot int64) {

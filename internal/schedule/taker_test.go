@@ -143,16 +143,9 @@ func TestTaker_aSlotGivenUpIsKeptForTheNextRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, tk := paced(t, 100*time.Millisecond)
 		_ = sendAll(t, tk, 1) // slot 0 went: slot 1 is due in 100 ms
-		// A request whose deadline comes before its slot fails at once;
-		// one that gives up while it waits, when it does.
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		if _, err := tk.Wait(ctx); !errors.Is(err, ErrPastDeadline) {
-			t.Fatalf("a request whose deadline comes first: %v", err)
-		}
-		ctx, cancel = context.WithCancel(context.Background())
-		time.AfterFunc(50*time.Millisecond, cancel)
-		if _, err := tk.Wait(ctx); !errors.Is(err, context.Canceled) {
+		if _, err := tk.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("a request that gave up: %v", err)
 		}
 		start := time.Now()
@@ -284,6 +277,65 @@ func TestTaker_aStoreThatFailedIsLeftAlone(t *testing.T) {
 	})
 }
 
+// The answers a run heard ride on its next step, or on a read of their
+// own, and the fleet's count comes back with every word; acceptances a
+// second old are not told, and a step that failed tells nothing twice.
+func TestTaker_answersRideTheNextStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, a := paced(t, 10*time.Millisecond)
+		a.cfg.Away = 0 // its failed step below leaves the store to it at once
+		b := NewTaker(m, wall{}, config)
+		a.Heard(false)
+		time.Sleep(1100 * time.Millisecond)
+		a.Heard(false)
+		a.Heard(true)
+		a.Heard(false)
+		a.Heard(true)
+		a.Heard(true)
+		b.Heard(false)
+		if m.takes.Load() != 0 {
+			t.Fatal("hearing an answer stepped")
+		}
+		_ = sendAll(t, a, 1)
+		if w := a.Last(); w.Accepted != 2 || w.InARow != 2 || w.Most != 2 {
+			t.Errorf("after a's take: %d accepted, %d refused in a row, most %d; want 2 (the one a second old dropped), 2 and 2", w.Accepted, w.InARow, w.Most)
+		}
+		_ = sendAll(t, b, 1)
+		if w := b.Last(); w.Accepted != 3 || w.InARow != 0 || w.Most != 2 {
+			t.Errorf("after b's take: %d accepted, %d refused in a row, most %d; want 3, 0 and 2", w.Accepted, w.InARow, w.Most)
+		}
+		a.Heard(false)
+		m.fail = errors.New("away")
+		if _, err := a.Wait(context.Background()); err == nil {
+			t.Fatal("a take that failed went")
+		}
+		m.fail = nil
+		_ = sendAll(t, a, 1)
+		if w := a.Last(); w.Accepted != 3 {
+			t.Errorf("after a failed step and a take: %d accepted, want 3: the answer the failed step carried is not told again", w.Accepted)
+		}
+		time.Sleep(time.Second)
+		_ = sendAll(t, b, 1)
+		if w := b.Last(); w.Accepted != 0 {
+			t.Errorf("a second later: %d accepted, want 0", w.Accepted)
+		}
+		// With no step of its own to come, a run tells its answers in a
+		// read, TellWithin after the first.
+		reads := m.reads.Load()
+		a.Heard(false)
+		time.Sleep(TellWithin / 2)
+		a.Heard(false)
+		time.Sleep(TellWithin / 2)
+		synctest.Wait()
+		if got := m.reads.Load() - reads; got != 1 {
+			t.Errorf("%d reads to tell two answers, want 1", got)
+		}
+		if w := a.Last(); w.Accepted != 2 || w.First != -1 {
+			t.Errorf("the read that told them: %+v, want 2 accepted", w)
+		}
+	})
+}
+
 // A run's pace grows with the time the schedule was busy: each take sets
 // the gap its pace gives, and the slots not yet due follow it.
 func TestTaker_takesSetThePaceAsItGrows(t *testing.T) {
@@ -291,7 +343,7 @@ func TestTaker_takesSetThePaceAsItGrows(t *testing.T) {
 		m, _ := paced(t, 20*time.Millisecond)
 		m.trip = time.Millisecond
 		cfg := config
-		cfg.Gap = func(_ int64, busy time.Duration) time.Duration {
+		cfg.Gap = func(busy time.Duration) time.Duration {
 			if busy < 100*time.Millisecond {
 				return 20 * time.Millisecond
 			}
